@@ -1,0 +1,282 @@
+"""Preset loading: YAML/JSON data files in one schema → validated specs, with sources kept.
+
+File layout (see presets/README.md)::
+
+    schema: roofline-presets/1
+    kind: hardware            # hardware | model | price
+    items:
+      h100:
+        name: NVIDIA H100 SXM5 80GB
+        source: "default source for bare numbers in this entry"
+        date: "2023-03"
+        flops_bf16_per_s: {value: 989.4e12, source: "...", date: "2023-03", uncertain: false}
+        hbm_bytes: 80e9           # bare number: takes the entry's source and date
+
+Every number ends up with a source and a date (per field, or the entry's defaults); a number
+with neither is an error.  Files are parsed with ``yaml.safe_load`` (no code runs), capped in
+size, and every problem is reported with the item and field it concerns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .specs import Hardware, ModelArch, _Spec, check_number, num
+
+PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
+SCHEMA = "roofline-presets/1"
+MAX_FILE_BYTES = 256 * 1024
+ENTRY_KEYS = {"source", "date", "note", "aliases"}
+
+
+@dataclass(frozen=True)
+class PriceOffer(_Spec):
+    """One provider's list price for one model at one date (USD per million tokens)."""
+
+    name: str
+    provider: str = ""
+    model: str = ""
+    input_usd_per_mtok: float = num("USD/Mtok", default=1.0)
+    output_usd_per_mtok: float = num("USD/Mtok", default=1.0)
+    cache_read_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    cache_write_5m_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    cache_write_1h_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    cache_storage_usd_per_mtok_hour: float | None = num("USD/Mtok/h", optional=True)
+    long_context_threshold_tokens: float | None = num("tokens", optional=True)
+    long_context_input_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    long_context_output_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    fast_input_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    fast_output_usd_per_mtok: float | None = num("USD/Mtok", optional=True)
+    fast_speedup: float | None = num("x", optional=True, doc="quoted output tokens/s multiple of fast mode")
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def output_input_ratio(self) -> float:
+        return self.output_usd_per_mtok / self.input_usd_per_mtok
+
+    @property
+    def fast_price_multiple(self) -> float | None:
+        if self.fast_output_usd_per_mtok is None:
+            return None
+        return self.fast_output_usd_per_mtok / self.output_usd_per_mtok
+
+
+KINDS: dict[str, type[_Spec]] = {"hardware": Hardware, "model": ModelArch, "price": PriceOffer}
+FILES = {"hardware": "hardware.yaml", "model": "models.yaml", "price": "prices.yaml"}
+
+
+class PresetError(ValueError):
+    """A preset file or entry is malformed.  `problems` lists one message per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """Where one number came from."""
+
+    source: str
+    date: str
+    uncertain: bool = False
+    note: str = ""
+
+
+def _number_fields(cls: type[_Spec]) -> dict[str, Mapping[str, Any]]:
+    return {f.name: f.metadata for f in fields(cls) if f.metadata.get("kind") == "number"}
+
+
+def parse_item(kind: str, key: str, raw: Any) -> _Spec:
+    """Validate one entry of a preset file into its spec, collecting every problem."""
+    cls = KINDS[kind]
+    where = f"{kind} {key!r}"
+    if not isinstance(raw, Mapping):
+        raise PresetError([f"{where}: expected a mapping of fields, got {type(raw).__name__}"])
+    numbers = _number_fields(cls)
+    allowed = set(cls.field_names()) | ENTRY_KEYS
+    problems: list[str] = []
+    for k in raw:
+        if k not in allowed:
+            problems.append(f"{where}: unknown field {k!r}")
+    default_source, default_date = raw.get("source"), raw.get("date")
+    values: dict[str, Any] = {}
+    meta: dict[str, Sourced] = {}
+    for k, v in raw.items():
+        if k in ENTRY_KEYS or k not in allowed:
+            continue
+        if k in numbers:
+            if isinstance(v, Mapping):
+                extra = set(v) - {"value", "source", "date", "uncertain", "note"}
+                if extra:
+                    problems.append(f"{where}.{k}: unknown key(s) {', '.join(sorted(map(str, extra)))}")
+                value, src = v.get("value"), v.get("source", default_source)
+                date, unc, note = v.get("date", default_date), v.get("uncertain", False), v.get("note", "")
+                if not isinstance(unc, bool):
+                    problems.append(f"{where}.{k}.uncertain must be true or false, got {unc!r}")
+                    unc = True
+            else:
+                value, src, date, unc, note = v, default_source, default_date, False, ""
+            if value is None and numbers[k].get("optional"):
+                continue
+            try:
+                values[k] = check_number(cls.__name__, k, value, numbers[k])
+            except ValueError as e:
+                problems.append(f"{where}.{k}: {e}")
+                continue
+            if not src or not isinstance(src, str):
+                problems.append(f"{where}.{k}: no source (give 'source' on the field or the entry)")
+            if not date:
+                problems.append(f"{where}.{k}: no date (give 'date' on the field or the entry)")
+            meta[k] = Sourced(str(src or ""), str(date or ""), bool(unc), str(note or ""))
+        else:
+            if isinstance(v, (Mapping, list)):
+                problems.append(f"{where}.{k}: expected a plain value, got {type(v).__name__}")
+                continue
+            values[k] = v
+    values.setdefault("name", key)
+    if problems:
+        raise PresetError(problems)
+    try:
+        spec = cls.from_dict(values)
+    except (TypeError, ValueError) as e:
+        raise PresetError([f"{where}: {e}"]) from None
+    object.__setattr__(spec, "meta", meta)
+    return spec
+
+
+def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
+    """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_FILE_BYTES:
+            raise PresetError([f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PresetError(["file is not UTF-8 text"]) from None
+    if len(text) > MAX_FILE_BYTES:
+        raise PresetError([f"file is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+    try:
+        doc = yaml.safe_load(text)  # JSON is YAML; safe_load builds plain data only
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise PresetError([f"not valid YAML or JSON{at}: {getattr(e, 'problem', None) or e}"]) from None
+    except RecursionError:
+        raise PresetError(["document nests too deeply"]) from None
+    if not isinstance(doc, Mapping):
+        raise PresetError(["expected a mapping with 'schema', 'kind' and 'items' at the top"])
+    problems = []
+    if doc.get("schema") != SCHEMA:
+        problems.append(f"'schema' must be {SCHEMA!r}, got {doc.get('schema')!r}")
+    file_kind = doc.get("kind")
+    if file_kind not in KINDS:
+        problems.append(f"'kind' must be one of {', '.join(KINDS)}, got {file_kind!r}")
+    elif kind is not None and file_kind != kind:
+        problems.append(f"expected a {kind} file, got kind {file_kind!r}")
+    items = doc.get("items")
+    if not isinstance(items, Mapping) or not items:
+        problems.append("'items' must be a non-empty mapping of name → fields")
+    extra = set(doc) - {"schema", "kind", "items", "note"}
+    if extra:
+        problems.append(f"unknown top-level key(s) {', '.join(sorted(map(str, extra)))}")
+    if problems:
+        raise PresetError(problems)
+    out: dict[str, _Spec] = {}
+    for key, raw in items.items():
+        try:
+            out[str(key)] = parse_item(file_kind, str(key), raw)
+        except PresetError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise PresetError(problems)
+    return out
+
+
+def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
+    """Serialise one spec as a preset document of its own (round-trips through parse_text)."""
+    item: dict[str, Any] = {}
+    meta = getattr(spec, "meta", {}) or {}
+    for f in fields(spec):
+        if f.name == "meta":
+            continue
+        v = getattr(spec, f.name)
+        if v is None:
+            continue
+        if f.metadata.get("kind") == "number":
+            m = meta.get(f.name)
+            entry = {"value": v, "source": m.source if m else "user", "date": m.date if m else "user"}
+            if m and m.uncertain:
+                entry["uncertain"] = True
+            item[f.name] = entry
+        else:
+            item[f.name] = v
+    doc = {"schema": SCHEMA, "kind": kind, "items": {key: item}}
+    if fmt == "json":
+        return json.dumps(doc, indent=2)
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+@lru_cache(maxsize=None)
+def _load_builtin(kind: str) -> dict[str, _Spec]:
+    path = PRESET_DIR / FILES[kind]
+    return parse_text(path.read_bytes(), kind)
+
+
+def load(kind: str) -> dict[str, _Spec]:
+    """The built-in presets of one kind (hardware, model, price), by key."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown preset kind {kind!r}: choose one of {', '.join(KINDS)}")
+    return dict(_load_builtin(kind))
+
+
+def hardware_presets() -> dict[str, Hardware]:
+    return load("hardware")  # type: ignore[return-value]
+
+
+def model_presets() -> dict[str, ModelArch]:
+    return load("model")  # type: ignore[return-value]
+
+
+def price_presets() -> dict[str, PriceOffer]:
+    return load("price")  # type: ignore[return-value]
+
+
+def get(kind: str, key: str) -> _Spec:
+    """One preset by key (case-insensitive); unknown → ValueError listing what exists."""
+    items = load(kind)
+    k = key.strip().lower()
+    if k in items:
+        return items[k]
+    raise ValueError(f"unknown {kind} preset {key!r}: choose one of {', '.join(items)}")
+
+
+def load_spec(kind: str, name_or_path: str) -> _Spec:
+    """A preset key, or a YAML/JSON file holding exactly one item of that kind."""
+    p = Path(name_or_path)
+    if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
+        try:
+            data = p.read_bytes()
+        except OSError as e:
+            raise ValueError(f"cannot read {kind} file {name_or_path!r}: {e.strerror}") from None
+        items = parse_text(data, kind)
+        if len(items) != 1:
+            raise PresetError([f"{name_or_path}: expected exactly one {kind} item, found {len(items)}"])
+        return next(iter(items.values()))
+    return get(kind, name_or_path)
+
+
+def uncertain_fields(spec: _Spec) -> list[str]:
+    """Names of the fields whose preset figure is flagged uncertain."""
+    return [k for k, m in (getattr(spec, "meta", {}) or {}).items() if m.uncertain]
+
+
+def is_finite_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
