@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .roofline import System, decode_step, max_batch_that_fits, system_balance_batch
+from .roofline import System, _decode_step, decode_step, max_batch_that_fits, system_balance_batch
 
 
 def usd_per_mtok(chips, price_usd_per_hour, t_step_s, tokens_per_step):
@@ -81,7 +81,8 @@ def fast_mode_batches(system: System, speedup: float, price_multiple: float,
     lam = speedup * price_multiple
 
     def ratio(b_fast):
-        r = decode_step(system, np.stack([lam * b_fast, b_fast]), context)
+        r = _decode_step(system, np.stack([lam * b_fast, b_fast]), np.asarray(context, float),
+                         np.asarray(system.deployment.chips, float), 0.0)
         return r.t_step_s[0] / r.t_step_s[1]
 
     # ratio(B) rises from 1 (both memory-bound) to ≤ λ (both compute-bound): bisect in log space.
@@ -100,6 +101,8 @@ def fast_mode_batches(system: System, speedup: float, price_multiple: float,
         return none(f"the fast batch would be {b_fast:.3g} < 1 sequence: {speedup:g}× is beyond the "
                     "latency floor at this price multiple")
     b_max = float(max_batch_that_fits(system, context))
+    if b_max <= 0:
+        return none(f"the weights alone do not fit in the HBM of {system.deployment.chips:g} chips")
     if b_std > b_max * (1 + 1e-9):
         return none(f"the standard batch {b_std:,.0f} does not fit in HBM (at most {b_max:,.0f} "
                     "sequences at this context)")

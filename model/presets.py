@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -224,7 +225,7 @@ def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_builtin(kind: str) -> dict[str, _Spec]:
     path = PRESET_DIR / FILES[kind]
     return parse_text(path.read_bytes(), kind)

@@ -167,7 +167,7 @@ class KVLayout:
     attn_flops_window: float = 0.0
 
     @classmethod
-    def from_model(cls, model: ModelArch, kv_bytes_per_element: float) -> "KVLayout":
+    def from_model(cls, model: ModelArch, kv_bytes_per_element: float) -> KVLayout:
         """Derive from the architecture, or take the model's `kv_bytes_per_token` override.
 
         GQA/MHA/MQA: per layer 2 · kv_heads · head_dim · bytes (K and V).
@@ -275,7 +275,7 @@ class System:
         d = self.deployment
         return self.kv.read_bytes(context, d.sparse_attention, d.sparse_param)
 
-    def with_(self, **changes: Any) -> "System":
+    def with_(self, **changes: Any) -> System:
         """Change any field of any spec: hardware/model/precision/deployment fields by name."""
         parts = {"hardware": {}, "model": {}, "precision": {}, "deployment": {}}
         for k, v in changes.items():
@@ -334,8 +334,7 @@ def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
     $/Mtok        = C·P·price/3600 · t_step / (P·B·tokens_per_step) · 1e6
     HBM per chip  = (W + P·B·kv_stored(T)) / (C·P)
     """
-    d, hw = system.deployment, system.hardware
-    c = np.asarray(d.chips if chips is None else chips, float)
+    c = np.asarray(system.deployment.chips if chips is None else chips, float)
     if np.any(~np.isfinite(c)) or np.any(c < 1):
         raise ValueError("chips must be ≥ 1")
     b = np.asarray(batch, float)
@@ -344,6 +343,12 @@ def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
     t = np.asarray(context, float)
     if np.any(~np.isfinite(t)) or np.any(t < 0):
         raise ValueError("context must be a finite number ≥ 0")
+    return _decode_step(system, b, t, c, t_comm)
+
+
+def _decode_step(system: System, b: np.ndarray, t: np.ndarray, c: np.ndarray, t_comm: ArrayLike) -> StepResult:
+    """decode_step without input checks (solvers probe fractional batches below 1)."""
+    d, hw = system.deployment, system.hardware
     P = d.pipeline_stages
     F, bw = system.flops, system.hbm_bandwidth
     kv = system.kv if np.any(t > 0) else KVLayout(0.0)

@@ -10,8 +10,9 @@ A FLOP is one multiply or one add (vendor convention): a multiply-accumulate is 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 # Bytes per element of each dtype the app knows.  fp16 and bf16 share vendor FLOP/s figures.
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "fp4": 0.5}
@@ -193,7 +194,7 @@ class ModelArch(_Spec):
     n_shared_experts: int = num("experts", 0, lo_open=False, integer=True, default=0)
     n_moe_layers: int | None = num("layers", 0, lo_open=False, integer=True, optional=True)
     moe_intermediate_size: int | None = num("-", integer=True, optional=True, doc="expert FFN width")
-    kv_bytes_per_token: float | None = num("B", optional=True,
+    kv_bytes_per_token: float | None = num("B", 0, lo_open=False, optional=True,
                                            doc="override: KV bytes per token, all layers, used as is")
     native_weight_dtype: str | None = choice(tuple(DTYPE_BYTES), optional=True)
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -234,7 +235,7 @@ class ModelArch(_Spec):
     def is_moe(self) -> bool:
         return self.n_experts > 0
 
-    def with_sparsity(self, sparsity: float) -> "ModelArch":
+    def with_sparsity(self, sparsity: float) -> ModelArch:
         """Same total parameters, active = total / sparsity."""
         s = check_number("ModelArch", "sparsity", sparsity, {"unit": "-", "lo": 1.0, "hi": INF,
                                                                  "lo_open": False, "integer": False})
