@@ -27,7 +27,7 @@ def test_numeric_strings_in_scientific_notation_are_numbers():
 
 
 def test_integer_fields_reject_fractions():
-    with pytest.raises(ValueError, match="n_layers = 2.5 .* integer"):
+    with pytest.raises(ValueError, match=r"n_layers = 2.5 .* integer"):
         ModelArch(name="m", total_params=1e9, active_params=1e9, n_layers=2.5)
 
 
@@ -60,7 +60,7 @@ def test_sparsity_and_with_sparsity(lecture_deepseek):
 
 
 def test_from_dict_unknown_and_missing_fields():
-    with pytest.raises(ValueError, match="unknown field.*colour"):
+    with pytest.raises(ValueError, match=r"unknown field.*colour"):
         ModelArch.from_dict({"name": "m", "total_params": 1e9, "active_params": 1e9, "colour": "red"})
-    with pytest.raises(ValueError, match="missing field.*active_params"):
+    with pytest.raises(ValueError, match=r"missing field.*active_params"):
         ModelArch.from_dict({"name": "m", "total_params": 1e9})
