@@ -250,10 +250,22 @@ def price_presets() -> dict[str, PriceOffer]:
     return load("price")  # type: ignore[return-value]
 
 
+@cache
+def aliases(kind: str) -> dict[str, str]:
+    """Alternative names given in a built-in file's `aliases:` lists → the item's key."""
+    doc = yaml.safe_load((PRESET_DIR / FILES[kind]).read_text(encoding="utf-8"))
+    out = {}
+    for key, raw in (doc.get("items") or {}).items():
+        for alias in (raw.get("aliases") or []) if isinstance(raw, Mapping) else []:
+            out[str(alias).lower()] = str(key)
+    return out
+
+
 def get(kind: str, key: str) -> _Spec:
-    """One preset by key (case-insensitive); unknown → ValueError listing what exists."""
+    """One preset by key or alias (case-insensitive); unknown → ValueError listing what exists."""
     items = load(kind)
     k = key.strip().lower()
+    k = aliases(kind).get(k, k) if kind in FILES else k
     if k in items:
         return items[k]
     raise ValueError(f"unknown {kind} preset {key!r}: choose one of {', '.join(items)}")
