@@ -77,7 +77,7 @@ def test_lecture_deepseek_is_sparsity_8():
 
 
 def test_unknown_preset_lists_choices():
-    with pytest.raises(ValueError, match="unknown hardware preset 'h1000'.*h100"):
+    with pytest.raises(ValueError, match=r"unknown hardware preset 'h1000'.*h100"):
         presets.get("hardware", "h1000")
 
 

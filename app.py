@@ -1,0 +1,36 @@
+"""roofline — why LLM tokens cost what they cost.  Entry point: `streamlit run app.py`.
+
+Page config, the shared sidebar dials (seeded from and written back to the URL), navigation.
+"""
+
+import logging
+
+import streamlit as st
+
+from ui import dials
+from ui.view import render_sidebar
+
+st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
+
+PAGES = [
+    st.Page("pages/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
+    st.Page("pages/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
+    st.Page("pages/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
+]
+
+dials.begin_run()
+page = st.navigation(PAGES)
+try:
+    render_sidebar()
+    dials.show_notices()
+    page.run()
+except Exception as exc:  # never a traceback in front of a user; the dials stay usable
+    logging.getLogger("roofline").exception("page failed")
+    st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
+             "Change a dial or open the page without URL parameters.")
+dials.write_url()
+with st.sidebar:
+    st.divider()
+    st.caption("Share this view: the address bar holds every dial. "
+               "Copy it, or use the copy button below.")
+    st.code(dials.share_link(), language=None)

@@ -1,0 +1,116 @@
+"""Batch — why tokens cost what they cost (lecture §1.2–1.5, 00:00:00)."""
+
+import numpy as np
+import streamlit as st
+
+from model import decode_step, system_balance_batch
+from ui import figures
+from ui.dials import BATCH_OPTIONS
+from ui.equations import params, tex_num
+from ui.format import bytes_, number, seconds, usd
+from ui.view import current_view, show_view_notes, system_caption
+
+view = current_view()
+s, B, T = view.system, view.batch, view.context
+C, F, bw = view.chips, s.flops, s.hbm_bandwidth
+price = s.hardware.price_usd_per_hour
+
+st.title("Why tokens cost what they cost")
+st.caption(system_caption(view))
+show_view_notes(view)
+
+# One vectorised call per chart: the whole batch sweep, then the current point.
+grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))
+sweep = decode_step(s, grid, T)
+now = decode_step(s, B, T)
+b_star_kv = float(system_balance_batch(s, T))
+b_star0 = float(system_balance_batch(s, 0.0))
+# "Unbatched costs N× more": B = 1 against the cheapest batch that fits (B* when it fits).
+fit_cost = np.where(sweep.fits, sweep.usd_per_mtok, np.inf)
+best = int(np.argmin(fit_cost))
+unbatched_ratio = float(sweep.usd_per_mtok[0] / fit_cost[best]) if np.isfinite(fit_cost[best]) else float("nan")
+
+m = st.columns(6)
+m[0].metric("Latency per token", seconds(float(now.t_step_s)), help="Time of one decode step: each sequence "
+            "gets one token per step.")
+m[1].metric("Speed per user", f"{number(float(now.tokens_per_s_per_user))} tok/s")
+m[2].metric("Throughput per chip", f"{number(float(now.tokens_per_s_per_chip))} tok/s",
+            help="Tokens per second from all B sequences, divided by the chips serving them.")
+m[3].metric("Cost", f"{usd(float(now.usd_per_mtok))} /Mtok", help="Chip-hours × price ÷ tokens produced.")
+m[4].metric("Bound", str(now.bound), help="The largest term of the step time.")
+m[5].metric("Balance batch B*", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
+            help="Where matmul time equals memory time at this context. 'none': memory-bound at every batch.")
+
+st.markdown("**The balance batch** — weight fetch time equals matmul time (KV ignored): "
+            "the lecture's *≈ 300 × sparsity*.")
+st.latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}"
+         rf"\cdot\frac{{\text{{bytes/param}}}}{{2}} = {F / bw:.0f} \times {s.model.sparsity:.3g}"
+         rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {b_star0:,.0f}")
+kv_t = float(s.kv_read(T)) if T > 0 else 0.0
+if np.isfinite(b_star_kv):
+    st.latex(rf"B^*(T{{=}}{T:,.0f}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
+             rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
+             rf"{tex_num(kv_t / bw, 's')}}} = {b_star_kv:,.0f}")
+else:
+    st.latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
+             rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
+             r"\text{memory-bound at every batch}")
+mem = float(now.t_weights_s + now.t_kv_s)
+st.latex(rf"t_{{step}} = \max\Big(\underbrace{{\tfrac{{2 N_a B}}{{C F}}}}_{{{tex_num(float(now.t_matmul_s), 's')}}},\;"
+         rf"\underbrace{{\tfrac{{W + B\,kv(T)}}{{C\,bw}}}}_{{{tex_num(mem, 's')}}}\Big) = "
+         rf"{tex_num(float(now.t_step_s), 's')}\quad(N_a = {params(s.model.active_params)},\ "
+         rf"W = {tex_num(s.weight_bytes, 'B')},\ C = {C:g})")
+
+per_phase = s.deployment.mode == "per-phase"
+c1, c2 = st.columns(2)
+with c1:
+    extra = [("matmul", sweep.t_matmul_s * 1e3, figures.TERM_COLORS["matmul"]),
+             ("weights + KV", (sweep.t_weights_s + sweep.t_kv_s) * 1e3, figures.TERM_COLORS["weights"])]
+    if per_phase:
+        extra.append(("attention", sweep.t_attn_s * 1e3, figures.TERM_COLORS["attention"]))
+    fig = figures.curve_vs_batch(grid, sweep.t_step_s * 1e3, sweep.fits, sweep.bound, name="latency per token",
+                                 unit="ms", title="Latency per token against batch", y_title="time per step [ms]",
+                                 b_star=b_star_kv, b_now=B, y_now=float(now.t_step_s) * 1e3, extra=extra)
+    st.plotly_chart(fig, key="latency_vs_batch", config=figures.PLOTLY_CONFIG)
+    st.caption("Latency per token = one decode step. Flat at small batch (every weight must be read once: "
+               "the latency floor W/(C·bw)), then rising once compute or KV reads dominate. Grey: weights + KV "
+               "do not fit in HBM.")
+with c2:
+    per_tok = C * price / 3600.0 / (grid * s.deployment.tokens_per_step) * 1e6
+    extra = [("matmul", sweep.t_matmul_s * per_tok, figures.TERM_COLORS["matmul"]),
+             ("weights/B", sweep.t_weights_s * per_tok, figures.TERM_COLORS["weights"]),
+             ("KV", sweep.t_kv_s * per_tok, figures.TERM_COLORS["kv"])]
+    fig = figures.curve_vs_batch(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, name="$ per Mtok", unit="$/Mtok",
+                                 title="Cost per million tokens against batch", y_title="cost [$ per million tokens]",
+                                 b_star=b_star_kv, b_now=B, y_now=float(now.usd_per_mtok), extra=extra)
+    st.plotly_chart(fig, key="cost_vs_batch", config=figures.PLOTLY_CONFIG)
+    st.caption(f"Cost per token ∝ step time ÷ batch: the weight fetch is shared by the batch (a hyperbola); "
+               f"compute and KV are paid per token. Unbatched (B = 1) costs **{number(unbatched_ratio)}×** more "
+               f"than the cheapest batch that fits (B = {grid[best]:,.0f}).")
+
+c3, c4 = st.columns(2)
+with c3:
+    terms = {"matmul": float(now.t_matmul_s), "attention": float(now.t_attn_s), "weights": float(now.t_weights_s),
+             "kv": float(now.t_kv_s), "comm": float(now.t_comm_s), "hops": float(now.t_hops_s)}
+    st.plotly_chart(figures.step_breakdown(terms, s.deployment.mode, f"Where the step goes at B = {B:g}"),
+                    key="breakdown", config=figures.PLOTLY_CONFIG)
+    st.caption("The step is the larger side (lecture mode): compute (matmuls) or memory (weights + KV reads).")
+    k = st.columns(2)
+    k[0].metric("HBM per chip", bytes_(float(now.hbm_bytes_per_chip)),
+                delta="fits" if bool(now.fits) else f"exceeds {bytes_(s.hardware.hbm_bytes)}",
+                delta_color="normal" if bool(now.fits) else "inverse")
+    k[1].metric("Batch-train latency", f"{seconds(1.5 * float(now.t_step_s))} avg",
+                delta=f"{seconds(2 * float(now.t_step_s))} worst", delta_color="off",
+                help="A new request waits for the next step to leave (up to one step), then rides it: "
+                     "worst case 2 × step, average 1.5 × step (lecture §1.4).")
+    j = float(now.joules_per_token)
+    k2 = st.columns(2)
+    k2[0].metric("Energy per token", f"{j:.3g} J" if np.isfinite(j) else "— (no power figure)",
+                 help="Chips × board power × step ÷ tokens: an upper bound (chips at full power).")
+    k2[1].metric("Unbatched cost ÷ best", f"{number(unbatched_ratio)}×")
+with c4:
+    st.plotly_chart(figures.pareto(sweep.tokens_per_s_per_user, sweep.tokens_per_s_per_chip, grid, sweep.fits,
+                                   (float(now.tokens_per_s_per_user), float(now.tokens_per_s_per_chip), B)),
+                    key="pareto", config=figures.PLOTLY_CONFIG)
+    st.caption("Each batch is one point: bigger batches give more tokens per chip (cheaper) but fewer per user "
+               "(slower). The curve is the best any engine could do on this hardware.")

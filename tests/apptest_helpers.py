@@ -1,0 +1,60 @@
+"""AppTest helpers: build the app, switch pages, read charts.
+
+Why the patch below: Streamlit 1.67's AppTest resets `PagesManager.uses_pages_directory` to None
+before every run, and a fresh PagesManager then sets it from whether a `pages/` folder exists.
+This app has `pages/` but routes with `st.navigation` (which, in a real server, switches the
+pages-directory mode off for good).  Without the patch every AppTest rerun after the first runs
+only the page script — no sidebar, no URL sync.  The patch restores what the server does.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.runtime import pages_manager as _pm
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+_orig_init = _pm.PagesManager.__init__
+
+
+def _init(self, *args, **kwargs):
+    _orig_init(self, *args, **kwargs)
+    _pm.PagesManager.uses_pages_directory = False  # the app uses st.navigation, as the server sees
+
+
+_pm.PagesManager.__init__ = _init
+
+PAGES = {"batch": "pages/batch.py", "fast-mode": "pages/fast_mode.py", "kv-cache": "pages/kv_cache.py"}
+
+
+def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
+    """Run the app once (optionally with URL parameters), then switch to `page` if given."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    at.run()
+    if page is not None and PAGES[page] != PAGES["batch"]:
+        at.switch_page(PAGES[page]).run()
+    return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The Plotly figures on the page, as dicts (data, layout)."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def trace_names(at: AppTest) -> list[list[str]]:
+    return [[t.get("name") for t in fig["data"]] for fig in charts(at)]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception, no error box (the app's own catch-all shows st.error)."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -1,0 +1,1 @@
+"""What the pages share: dials and URL sync, the current view, figure builders, formatting."""

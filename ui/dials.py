@@ -1,0 +1,253 @@
+"""Dials: every control's URL name, default, parser and widget — and the URL <-> state sync.
+
+The URL contract (DESIGN.md): every dial is a query parameter with a short stable name; values
+at their defaults stay out of the URL; a garbled, out-of-range or unknown parameter falls back to
+its default with a visible notice naming it; never a traceback.
+
+Mechanism (reference/streamlit_notes.md §1.2, "manual pattern"): on a session's first run each
+dial's value is seeded into `st.session_state` from the URL (parsed and validated here); widgets
+are created with `key=` and no `value=`; at the end of every run the non-default values are
+written back with `st.query_params.from_dict`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from model import presets
+from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
+
+NOTICES_KEY = "_url_notices"
+SEEDED_KEY = "_url_seeded"
+MAX_PARAM_CHARS = 64
+
+# Log-spaced choices (1-1.5-2-3-4-6-8 …) so sliders move in even ratios.
+BATCH_OPTIONS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+                 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152, 65536]
+CONTEXT_OPTIONS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 200_000, 262_144, 524_288,
+                   1_048_576, 2_097_152, 4_194_304, 10_000_000]
+CHIP_OPTIONS = ["auto", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 576]
+CHIP_MARKS = {8: "Hopper HGX", 72: "Blackwell NVL72", 144: "Rubin Ultra (144 packages)",
+              576: "576 = Rubin Ultra dies, counted here as chips"}
+
+
+@dataclass(frozen=True)
+class Dial:
+    """One URL-backed control.  `parse` turns the URL string into a value or raises ValueError."""
+
+    key: str
+    default: Any
+    parse: Callable[[str], Any]
+    fmt: Callable[[Any], str] = str
+    allowed: str = ""                 # said in the notice when a URL value is rejected
+    pages: tuple[str, ...] = ()       # () = a sidebar dial shown on every page
+
+
+def _choice(options: list[Any]) -> Callable[[str], Any]:
+    by_text = {str(o): o for o in options}
+
+    def parse(text: str) -> Any:
+        if text in by_text:
+            return by_text[text]
+        raise ValueError(text)
+    return parse
+
+
+def _number(lo: float, hi: float, *, allow_none: bool = False) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        if allow_none and text.strip().lower() in ("", "preset", "none"):
+            return None
+        v = float(text)
+        if not (math.isfinite(v) and lo <= v <= hi):
+            raise ValueError(text)
+        return v
+    return parse
+
+
+def _fmt_number(v: Any) -> str:
+    if v is None:
+        return "preset"
+    v = float(v)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
+def _options_text(options: list[Any]) -> str:
+    if len(options) <= 8:
+        return "one of " + ", ".join(map(str, options))
+    return f"one of {options[0]}, {options[1]}, … {options[-1]}"
+
+
+def choice_dial(key: str, options: list[Any], default: Any, pages: tuple[str, ...] = ()) -> Dial:
+    return Dial(key, default, _choice(options), str, _options_text(options), pages)
+
+
+def number_dial(key: str, lo: float, hi: float, default: Any, pages: tuple[str, ...] = (),
+                allow_none: bool = False) -> Dial:
+    allowed = f"a number from {lo:g} to {hi:g}" + (" (or empty for the preset value)" if allow_none else "")
+    return Dial(key, default, _number(lo, hi, allow_none=allow_none), _fmt_number, allowed, pages)
+
+
+@dataclass
+class Registry:
+    dials: dict[str, Dial] = field(default_factory=dict)
+
+    def add(self, dial: Dial) -> Dial:
+        self.dials[dial.key] = dial  # re-registered each run (options come from the presets)
+        return dial
+
+
+REGISTRY = Registry()
+
+
+def sidebar_dials() -> list[Dial]:
+    """The shared dials (their options come from the presets)."""
+    chips = list(presets.hardware_presets())
+    models = list(presets.model_presets())
+    return [REGISTRY.add(d) for d in (
+        choice_dial("chip", chips, "h100" if "h100" in chips else chips[0]),
+        choice_dial("model", models, "llama-3.1-70b" if "llama-3.1-70b" in models else models[0]),
+        choice_dial("w", list(DTYPE_BYTES), "bf16"),
+        choice_dial("kv", list(DTYPE_BYTES), "bf16"),
+        choice_dial("cd", list(COMPUTE_DTYPES), "bf16"),
+        choice_dial("b", BATCH_OPTIONS, 64),
+        choice_dial("ctx", CONTEXT_OPTIONS, 8192),
+        choice_dial("c", CHIP_OPTIONS, "auto"),
+        number_dial("sp", 1, 1000, None, allow_none=True),
+        number_dial("price", 0.01, 1000, None, allow_none=True),
+        choice_dial("mode", ["lecture", "per-phase"], "lecture"),
+        number_dial("mfu", 0.01, 1, 1.0),
+        number_dial("bwu", 0.01, 1, 1.0),
+    )]
+
+
+PAGE_DIALS_KEY = "_page_dials"
+
+
+def begin_run() -> None:
+    """Start of every run: forget which page dials were drawn last time."""
+    st.session_state[PAGE_DIALS_KEY] = []
+
+
+def page_dial(dial: Dial) -> Dial:
+    """Register a page-local dial and seed it (call before creating its widget)."""
+    if dial.key not in PAGE_KEYS:
+        raise ValueError(f"page dial {dial.key!r} must be listed in PAGE_KEYS")
+    REGISTRY.add(dial)
+    _seed_one(dial)
+    st.session_state.setdefault(PAGE_DIALS_KEY, []).append(dial.key)
+    return dial
+
+
+# ---------------------------------------------------------------- URL sync
+
+def _notices() -> list[str]:
+    return st.session_state.setdefault(NOTICES_KEY, [])
+
+
+def _note(msg: str) -> None:
+    n = _notices()
+    if msg not in n:
+        n.append(msg)
+
+
+def _raw(key: str) -> str | None:
+    try:
+        vals = st.query_params.get_all(key)
+    except Exception:  # a broken query string must never crash the page
+        return None
+    if not vals:
+        return None
+    if len(vals) > 1:
+        _note(f"URL parameter '{key}' was given {len(vals)} times; using the first")
+    return vals[0]
+
+
+def _seed_one(dial: Dial) -> None:
+    if dial.key in st.session_state:
+        return
+    raw = _raw(dial.key) if not st.session_state.get(SEEDED_KEY + dial.key) else None
+    st.session_state[SEEDED_KEY + dial.key] = True
+    value = dial.default
+    if raw is not None:
+        shown = raw if len(raw) <= MAX_PARAM_CHARS else raw[:MAX_PARAM_CHARS] + "…"
+        try:
+            if len(raw) > MAX_PARAM_CHARS:
+                raise ValueError(raw)
+            value = dial.parse(raw)
+        except (ValueError, TypeError, OverflowError):
+            _note(f"URL parameter '{dial.key}' = {shown!r} is not valid ({dial.allowed}); "
+                  f"using the default {dial.fmt(dial.default)}")
+    st.session_state[dial.key] = value
+
+
+def seed_from_url(dials: list[Dial]) -> None:
+    """First run of a session: take each dial's value from the URL; note bad and unknown params."""
+    for d in dials:
+        _seed_one(d)
+    if not st.session_state.get(SEEDED_KEY):
+        st.session_state[SEEDED_KEY] = True
+        known = set(REGISTRY.dials) | set(PAGE_KEYS)
+        try:
+            keys = list(st.query_params.keys())
+        except Exception:
+            keys = []
+        for k in keys:
+            if k not in known:
+                shown = k if len(k) <= MAX_PARAM_CHARS else k[:MAX_PARAM_CHARS] + "…"
+                _note(f"URL parameter {shown!r} is not one this app knows; ignored")
+
+
+# Page-local dial keys, declared up front so the first run (on any page) does not call them unknown.
+PAGE_KEYS = ("fm", "offer", "S", "Pm", "bs", "bf", "sa", "knee", "tier", "na")
+
+
+def write_url() -> None:
+    """Write every non-default dial of the sidebar and of the current page into the URL."""
+    current_page_dials = st.session_state.get(PAGE_DIALS_KEY, [])
+    out: dict[str, str] = {}
+    for key, dial in REGISTRY.dials.items():
+        if dial.pages and key not in current_page_dials:
+            continue
+        if key not in st.session_state:
+            continue
+        v = st.session_state[key]
+        if v != dial.default:
+            out[key] = dial.fmt(v)
+    try:
+        if dict(st.query_params.to_dict()) != out:
+            st.query_params.from_dict(out)
+    except Exception:  # never let URL writing break the page
+        pass
+
+
+def show_notices() -> None:
+    """Show the URL notices of this session (and let the user dismiss them)."""
+    notes = _notices()
+    if not notes:
+        return
+    box = st.container()
+    with box:
+        for n in notes:
+            st.warning(n, icon="⚠️")
+        if st.button("Dismiss", key="_dismiss_url_notices"):
+            st.session_state[NOTICES_KEY] = []
+            st.rerun()
+
+
+def share_link() -> str:
+    """The current page's address with every non-default dial (for the copy box)."""
+    from urllib.parse import urlencode
+    try:
+        base = (st.context.url or "").split("?")[0]
+    except Exception:
+        base = ""
+    try:
+        query = urlencode(st.query_params.to_dict())
+    except Exception:
+        query = ""
+    return base + ("?" + query if query else "")

@@ -1,0 +1,165 @@
+"""Pure Plotly figure builders: arrays in, `go.Figure` out (no Streamlit, no physics).
+
+Styled for a projector: large type, units on every axis, hover values with units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
+                "attention": "#E45756"}
+BOUND_LABELS = {"compute": "compute-bound", "weights": "weight-fetch-bound", "kv": "KV-fetch-bound",
+                "comm": "communication-bound", "attention": "attention-bound"}
+TERM_COLORS = {"matmul": "#4C78A8", "attention": "#E45756", "weights": "#F58518", "kv": "#54A24B",
+               "comm": "#B279A2", "hops": "#9D755D"}
+GREY = "#B0B0B0"
+FONT_SIZE = 17
+
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2, "width": 1600, "height": 900},
+    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+}
+
+
+def style(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x: bool = True,
+          log_y: bool = True, height: int = 480) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0.01, "font": {"size": FONT_SIZE + 4}},
+        template="plotly_white", height=height, font={"size": FONT_SIZE},
+        margin={"l": 80, "r": 30, "t": 70, "b": 70},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0,
+                "font": {"size": FONT_SIZE - 3}},
+        hovermode="x unified",
+    )
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear", showgrid=True)
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", showgrid=True)
+    return fig
+
+
+def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str]]:
+    """Contiguous runs of one label along x, as (x_start, x_end, label); edges at geometric midpoints."""
+    x = np.asarray(x, float)
+    labels = np.asarray(labels)
+    if x.size == 0:
+        return []
+    change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [x.size]])
+    out = []
+    for s, e in zip(starts, ends):
+        x0 = x[0] if s == 0 else np.sqrt(x[s - 1] * x[s])
+        x1 = x[-1] if e == x.size else np.sqrt(x[e - 1] * x[e])
+        out.append((float(x0), float(x1), str(labels[s])))
+    return out
+
+
+def shade_bounds(fig: go.Figure, x: np.ndarray, bound: np.ndarray, *, row=None, col=None) -> None:
+    """Shade the x-ranges by which term bounds the step (one rectangle per run)."""
+    seen = set()
+    for x0, x1, b in _segments(x, bound):
+        kw = {} if row is None else {"row": row, "col": col}
+        fig.add_vrect(x0=x0, x1=x1, fillcolor=BOUND_COLORS.get(b, GREY), opacity=0.10, line_width=0,
+                      layer="below", **kw)
+        if b not in seen:
+            seen.add(b)
+            fig.add_annotation(x=np.log10(np.sqrt(x0 * x1)), y=1.0, yref="paper" if row is None else "y domain",
+                               text=BOUND_LABELS.get(b, b), showarrow=False, yanchor="top",
+                               font={"size": FONT_SIZE - 3, "color": BOUND_COLORS.get(b, GREY)}, **kw)
+
+
+def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """y where it fits in HBM, and y where it does not (sharing the boundary point for continuity)."""
+    y = np.asarray(y, float)
+    fits = np.asarray(fits, bool)
+    y_fit = np.where(fits, y, np.nan)
+    nofit = ~fits
+    grow = nofit.copy()
+    grow[:-1] |= nofit[1:]
+    grow[1:] |= nofit[:-1]
+    y_no = np.where(grow, y, np.nan)
+    return y_fit, y_no
+
+
+def vline(fig: go.Figure, x: float, text: str, color: str = "#333", *, dash: str = "dash", row=None, col=None,
+          position: str = "top") -> None:
+    if x is None or not np.isfinite(x) or x <= 0:
+        return
+    kw = {} if row is None else {"row": row, "col": col}
+    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, annotation_text=text,
+                  annotation_position=f"{position} right", annotation_font_size=FONT_SIZE - 3, **kw)
+
+
+def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
+                   unit: str, title: str, y_title: str, b_star: float | None, b_now: float, y_now: float,
+                   extra: Sequence[tuple[str, np.ndarray, str]] = ()) -> go.Figure:
+    """A quantity against batch (log–log), shaded by bound, greyed where weights + KV do not fit,
+    with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines."""
+    fig = go.Figure()
+    shade_bounds(fig, batch, bound)
+    for nm, yy, color in extra:
+        fig.add_trace(go.Scatter(x=batch, y=yy, name=nm, mode="lines",
+                                 line={"dash": "dot", "width": 2, "color": color},
+                                 hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>"))
+    y_fit, y_no = _split_fit(y, fits)
+    fig.add_trace(go.Scatter(x=batch, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
+                             hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{name}</extra>"))
+    if np.any(~np.asarray(fits, bool)):
+        fig.add_trace(go.Scatter(x=batch, y=y_no, name="does not fit in HBM", mode="lines",
+                                 line={"width": 4, "color": GREY, "dash": "dash"},
+                                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers",
+                             marker={"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}},
+                             hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>"))
+    if b_star is not None and np.isfinite(b_star):
+        vline(fig, b_star, f"B* = {b_star:,.0f}")
+    return style(fig, title, "batch B (sequences per step)", y_title)
+
+
+def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the step time goes") -> go.Figure:
+    """Stacked horizontal bars of the step's terms [ms]: the compute side against the memory side."""
+    rows = ["compute side", "memory side", "communication"]
+    parts = {"compute side": ["matmul"] + (["attention"] if mode == "per-phase" else []),
+             "memory side": ["weights", "kv"], "communication": ["comm", "hops"]}
+    if mode == "per-phase":
+        parts = {"matmul phase": ["matmul", "weights"], "attention phase": ["attention", "kv"],
+                 "communication": ["comm", "hops"]}
+        rows = list(parts)
+    fig = go.Figure()
+    for term in ("matmul", "attention", "weights", "kv", "comm", "hops"):
+        xs = [terms.get(term, 0.0) * 1e3 if term in parts[r] else 0.0 for r in rows]
+        if not any(xs):
+            continue
+        fig.add_trace(go.Bar(y=rows, x=xs, name=term, orientation="h", marker_color=TERM_COLORS[term],
+                             hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>"))
+    fig.update_layout(barmode="stack")
+    style(fig, title, "time per step [ms]", "", log_x=False, log_y=False, height=300)
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def pareto(tps_user: np.ndarray, tps_chip: np.ndarray, batch: np.ndarray, fits: np.ndarray,
+           now: tuple[float, float, float], title: str = "Throughput per chip vs speed per user") -> go.Figure:
+    """The serving frontier: each batch is one point (tokens/s per user, tokens/s per chip)."""
+    fig = go.Figure()
+    f = np.asarray(fits, bool)
+    fig.add_trace(go.Scatter(x=tps_user[f], y=tps_chip[f], mode="lines+markers", name="fits in HBM",
+                             marker={"size": 6, "color": np.log2(batch[f]), "colorscale": "Viridis"},
+                             line={"color": "#222", "width": 3}, customdata=batch[f],
+                             hovertemplate="B = %{customdata:.4g}<br>%{x:.4g} tok/s/user<br>"
+                                           "%{y:.4g} tok/s/chip<extra></extra>"))
+    if np.any(~f):
+        fig.add_trace(go.Scatter(x=tps_user[~f], y=tps_chip[~f], mode="markers", name="does not fit",
+                                 marker={"size": 6, "color": GREY}, customdata=batch[~f],
+                                 hovertemplate="B = %{customdata:.4g} (does not fit)<br>%{x:.4g} tok/s/user<br>"
+                                               "%{y:.4g} tok/s/chip<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"B = {now[2]:g}",
+                             marker={"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}},
+                             hovertemplate="current: %{x:.4g} tok/s/user, %{y:.4g} tok/s/chip<extra></extra>"))
+    style(fig, title, "tokens/s per user (speed)", "tokens/s per chip (throughput)")
+    fig.update_layout(hovermode="closest")
+    return fig

@@ -1,0 +1,161 @@
+"""The shared sidebar dials and the `View` every page reads: system, batch, context, notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from model import Deployment, Precision, System, auto_chips, presets
+from model.specs import DTYPE_BYTES, ModelArch
+
+from . import dials
+from .dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
+from .format import number, tokens
+
+VIEW_KEY = "_view"
+LECTURE_SPARSITY = 8.0  # "activate 32 out of 256 experts, so this would be 8" (lecture §2.2)
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything a page needs from the sidebar."""
+
+    system: System
+    batch: float
+    context: float
+    chips_auto: bool
+    chip_key: str
+    model_key: str
+    warnings: tuple[str, ...] = ()
+    uncertain: tuple[str, ...] = field(default=())   # "H100 price_usd_per_hour: note"
+
+    @property
+    def chips(self) -> float:
+        return self.system.deployment.chips
+
+
+def _chip_label(key: str) -> str:
+    hw = presets.hardware_presets()[key]
+    return hw.name + ("" if hw.status == "shipping" else f" ({hw.status})")
+
+
+def _model_label(key: str) -> str:
+    m = presets.model_presets()[key]
+    return f"{m.name} — {number(m.total_params)}/{number(m.active_params)}"
+
+
+def _chip_option_label(v) -> str:
+    if v == "auto":
+        return "auto"
+    return f"{v} · {CHIP_MARKS[v]}" if v in CHIP_MARKS else str(v)
+
+
+def uncertain_notes(spec, label: str) -> list[str]:
+    out = []
+    for f, m in (getattr(spec, "meta", {}) or {}).items():
+        if m.uncertain:
+            out.append(f"{label} {f.replace('_', ' ')}" + (f" — {m.note}" if m.note else ""))
+    return out
+
+
+def render_sidebar() -> View:
+    """Draw the shared dials (seeded from the URL on first run) and build the View."""
+    ds = dials.sidebar_dials()
+    dials.seed_from_url(ds)
+    hws, mds = presets.hardware_presets(), presets.model_presets()
+    ss = st.session_state
+    with st.sidebar:
+        st.selectbox("Chip", list(hws), key="chip", format_func=_chip_label,
+                     help="One accelerator package; its scale-up domain is how many can work on one step.")
+        st.selectbox("Model", list(mds), key="model", format_func=_model_label,
+                     help="Total/active parameters. All weights are read every step; only active ones multiply.")
+        c1, c2, c3 = st.columns(3)
+        c1.selectbox("Weights", list(DTYPE_BYTES), key="w", help="Weight storage format")
+        c2.selectbox("KV", list(DTYPE_BYTES), key="kv", help="KV-cache format")
+        c3.selectbox("Compute", ["bf16", "fp8", "fp4"], key="cd", help="Matmul FLOP/s at this precision")
+        st.select_slider("Batch B (sequences per step)", options=BATCH_OPTIONS, key="b",
+                         help="Sequences each getting one new token in this step (not tokens summed).")
+        st.select_slider("Context T (tokens)", options=CONTEXT_OPTIONS, key="ctx", format_func=tokens,
+                         help="Tokens of KV cache each sequence reads per step.")
+        st.select_slider("Scale-up size C (chips per step)", options=CHIP_OPTIONS, key="c",
+                         format_func=_chip_option_label,
+                         help="Chips (GPU packages) working on one step, at most one scale-up domain. "
+                              "Marks: Hopper 8, Blackwell 72, Rubin Ultra 144 packages (= 576 dies). "
+                              "'auto' = the smallest power of two whose HBM holds the weights.")
+        model = mds[ss["model"]]
+        st.number_input("Sparsity total/active (empty = preset)", min_value=1.0, max_value=1000.0, step=0.5,
+                        key="sp", placeholder=f"preset {model.sparsity:.3g}",
+                        help=f"Overrides the model's active parameters. Preset: {model.sparsity:.3g}; "
+                             f"the lecture's DeepSeek round number: {LECTURE_SPARSITY:g}.")
+        hw = hws[ss["chip"]]
+        st.number_input("Price per chip-hour, USD (empty = preset)", min_value=0.01, max_value=1000.0,
+                        step=0.25, key="price", placeholder=f"preset ${hw.price_usd_per_hour:.2f}",
+                        help="Rental price of one chip for one hour.")
+        st.radio("Roofline", ["lecture", "per-phase"], key="mode", horizontal=True,
+                 help="lecture: max(compute, weights + KV). per-phase: matmuls, then attention, each on its "
+                      "own roofline (attention FLOPs included).")
+        with st.expander("Efficiency (1 = ideal roofline)"):
+            st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu")
+            st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu")
+    view = build_view()
+    st.session_state[VIEW_KEY] = view
+    return view
+
+
+def build_view() -> View:
+    """The current System from the dial values in session state (falls back, with a warning)."""
+    ss = st.session_state
+    hws, mds = presets.hardware_presets(), presets.model_presets()
+    warnings: list[str] = []
+    hw = hws[ss["chip"]]
+    model: ModelArch = mds[ss["model"]]
+    if ss.get("sp") is not None:
+        model = model.with_sparsity(float(ss["sp"]))
+    if ss.get("price") is not None:
+        hw = hw.with_(price_usd_per_hour=float(ss["price"]))
+    compute = ss["cd"]
+    if compute not in hw.compute_dtypes():
+        warnings.append(f"{hw.name} has no {compute} FLOP/s figure; computing at bf16.")
+        compute = "bf16"
+    prec = Precision(weights=ss["w"], kv=ss["kv"], compute=compute)
+    chips_auto = ss["c"] == "auto"
+    chips = auto_chips(hw, model, prec) if chips_auto else int(ss["c"])
+    if not chips_auto and chips > hw.scaleup_domain_chips:
+        warnings.append(f"C = {chips} is more than {hw.name}'s scale-up domain of "
+                        f"{hw.scaleup_domain_chips}: those chips would talk over the slower scale-out network, "
+                        "which this page does not charge for.")
+    dep = Deployment(chips=chips, mfu=float(ss["mfu"]), bw_util=float(ss["bwu"]), mode=ss["mode"])
+    system = System(hw, model, prec, dep)
+    unc = []
+    if ss.get("price") is None:
+        unc += uncertain_notes(hws[ss["chip"]], hws[ss["chip"]].name)
+    else:
+        unc += [n for n in uncertain_notes(hws[ss["chip"]], hws[ss["chip"]].name) if "price" not in n]
+    unc += uncertain_notes(mds[ss["model"]], mds[ss["model"]].name)
+    return View(system, float(ss["b"]), float(ss["ctx"]), chips_auto, ss["chip"], ss["model"],
+                tuple(warnings), tuple(unc))
+
+
+def current_view() -> View:
+    v = st.session_state.get(VIEW_KEY)
+    return v if v is not None else build_view()
+
+
+def show_view_notes(view: View) -> None:
+    """Warnings about the dial combination, and which uncertain preset figures feed this page."""
+    for w in view.warnings:
+        st.warning(w, icon="⚠️")
+    if view.uncertain:
+        with st.expander(f"⚠ {len(view.uncertain)} uncertain preset figure(s) feed these numbers"):
+            for u in view.uncertain:
+                st.markdown(f"- {u}")
+
+
+def system_caption(view: View) -> str:
+    s = view.system
+    p = s.precision
+    c = f"C = {view.chips:g}" + (" (auto)" if view.chips_auto else "")
+    return (f"{s.hardware.name} × {s.model.name} · {c} · weights {p.weights}, KV {p.kv}, compute {p.compute} · "
+            f"B = {view.batch:g}, T = {tokens(view.context)} · ${s.hardware.price_usd_per_hour:.2f}/chip-h · "
+            f"{s.deployment.mode} roofline")
