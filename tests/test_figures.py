@@ -1,0 +1,53 @@
+"""ui/figures.py builders as pure functions (no Streamlit)."""
+
+import numpy as np
+
+from model import decode_step, system_balance_batch
+from ui import figures
+
+
+def test_segments_split_runs_at_geometric_midpoints():
+    segs = figures._segments(np.array([1, 2, 4, 8]), np.array(["weights", "weights", "compute", "compute"]))
+    assert segs == [(1.0, np.sqrt(8), "weights"), (np.sqrt(8), 8.0, "compute")]
+
+
+def test_split_fit_shares_the_boundary_point():
+    y_fit, y_no = figures._split_fit(np.array([1.0, 2, 3, 4]), np.array([True, True, False, False]))
+    assert np.isnan(y_fit[2:]).all() and not np.isnan(y_fit[:2]).any()
+    assert np.isnan(y_no[0]) and not np.isnan(y_no[1:]).any()
+
+
+def test_curve_vs_batch_marks_b_star_current_batch_and_fit(sys70):
+    grid = np.geomspace(1, 65536, 65)
+    r = decode_step(sys70, grid, 8192)
+    b_star = float(system_balance_batch(sys70, 0))
+    fig = figures.curve_vs_batch(grid, r.t_step_s * 1e3, r.fits, r.bound, name="latency", unit="ms", title="t",
+                                 y_title="time per step [ms]", b_star=b_star, b_now=64.0, y_now=1.0)
+    names = [t.name for t in fig.data]
+    assert "latency" in names and "does not fit in HBM" in names and "B = 64" in names
+    marker = next(t for t in fig.data if t.name == "B = 64")
+    assert list(marker.x) == [64.0]
+    vlines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert any(abs(s.x0 - b_star) < 1e-9 for s in vlines)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert "[ms]" in fig.layout.yaxis.title.text and "batch" in fig.layout.xaxis.title.text
+    # One shaded rectangle per run of the same bound.
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == len(figures._segments(grid, r.bound))
+
+
+def test_step_breakdown_stacks_terms():
+    fig = figures.step_breakdown({"matmul": 1e-3, "weights": 2e-3, "kv": 3e-3}, "lecture")
+    assert [t.name for t in fig.data] == ["matmul", "weights", "kv"]
+    kv = next(t for t in fig.data if t.name == "kv")
+    assert list(kv.x) == [0.0, 3.0, 0.0]          # ms, on the memory side only
+    assert fig.layout.barmode == "stack"
+
+
+def test_pareto_has_a_point_per_fitting_batch(sys70):
+    grid = np.geomspace(1, 4096, 13)
+    r = decode_step(sys70, grid, 8192)
+    fig = figures.pareto(r.tokens_per_s_per_user, r.tokens_per_s_per_chip, grid, r.fits, (1.0, 2.0, 64.0))
+    fit_trace = fig.data[0]
+    assert len(fit_trace.x) == int(r.fits.sum())
+    assert "tokens/s per user" in fig.layout.xaxis.title.text
