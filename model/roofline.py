@@ -511,12 +511,14 @@ def request(system: System, prompt_tokens: ArrayLike, output_tokens: ArrayLike, 
 
 
 def auto_chips(hardware: Hardware, model: ModelArch, precision: Precision = Precision(),
-               headroom: float = 0.9) -> int:
-    """Smallest power-of-two chip count whose HBM holds the weights within `headroom`·M each,
-    capped at the scale-up domain (what a serving engineer would try first; the rest of HBM is
-    for KV).  Returns the domain size when even that does not hold the weights.
+               batch: float = 0.0, context: float = 0.0, headroom: float = 0.9) -> int:
+    """Smallest power-of-two chip count whose HBM holds the weights plus the KV cache of `batch`
+    sequences at `context` within `headroom`·M each, capped at the scale-up domain (what a serving
+    engineer would try first).  Returns the domain size when even that is not enough.
     """
     w = model.total_params * precision.weight_bytes_per_param
+    if batch > 0 and context > 0:
+        w += batch * float(KVLayout.from_model(model, precision.kv_bytes_per_element).stored_bytes(context))
     domain = hardware.scaleup_domain_chips
     c = 1
     while c < domain and w / c > headroom * hardware.hbm_bytes:

@@ -33,10 +33,10 @@ unbatched_ratio = float(sweep.usd_per_mtok[0] / fit_cost[best]) if np.isfinite(f
 m = st.columns(6)
 m[0].metric("Latency per token", seconds(float(now.t_step_s)), help="Time of one decode step: each sequence "
             "gets one token per step.")
-m[1].metric("Speed per user", f"{number(float(now.tokens_per_s_per_user))} tok/s")
-m[2].metric("Throughput per chip", f"{number(float(now.tokens_per_s_per_chip))} tok/s",
+m[1].metric("Speed per user [tok/s]", number(float(now.tokens_per_s_per_user)))
+m[2].metric("Throughput per chip [tok/s]", number(float(now.tokens_per_s_per_chip)),
             help="Tokens per second from all B sequences, divided by the chips serving them.")
-m[3].metric("Cost", f"{usd(float(now.usd_per_mtok))} /Mtok", help="Chip-hours × price ÷ tokens produced.")
+m[3].metric("Cost [$/Mtok]", usd(float(now.usd_per_mtok)), help="Chip-hours × price ÷ tokens produced.")
 m[4].metric("Bound", str(now.bound), help="The largest term of the step time.")
 m[5].metric("Balance batch B*", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
             help="Where matmul time equals memory time at this context. 'none': memory-bound at every batch.")
@@ -105,8 +105,9 @@ with c3:
                      "worst case 2 × step, average 1.5 × step (lecture §1.4).")
     j = float(now.joules_per_token)
     k2 = st.columns(2)
-    k2[0].metric("Energy per token", f"{j:.3g} J" if np.isfinite(j) else "— (no power figure)",
-                 help="Chips × board power × step ÷ tokens: an upper bound (chips at full power).")
+    k2[0].metric("Energy per token [J]", f"{j:.3g}" if np.isfinite(j) else "—",
+                 help="Chips × board power × step ÷ tokens: an upper bound (chips at full power)."
+                      + ("" if np.isfinite(j) else f" {s.hardware.name} has no power figure in the presets."))
     k2[1].metric("Unbatched cost ÷ best", f"{number(unbatched_ratio)}×")
 with c4:
     st.plotly_chart(figures.pareto(sweep.tokens_per_s_per_user, sweep.tokens_per_s_per_chip, grid, sweep.fits,

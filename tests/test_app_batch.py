@@ -9,9 +9,9 @@ from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.format import number, seconds, usd
 
 
-def _system(chip="h100", model="llama-3.1-70b", chips=None):
+def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=8192):
     hw, m = presets.get("hardware", chip), presets.get("model", model)
-    c = chips or auto_chips(hw, m, Precision())
+    c = chips or auto_chips(hw, m, Precision(), batch, context)
     return System(hw, m, Precision(), Deployment(chips=c))
 
 
@@ -22,7 +22,7 @@ def test_defaults_run_clean_and_match_the_model():
     r = decode_step(s, 64, 8192)                       # sidebar defaults: B = 64, T = 8k, C auto
     m = metrics(at)
     assert m["Latency per token"] == seconds(float(r.t_step_s))
-    assert m["Cost"] == f"{usd(float(r.usd_per_mtok))} /Mtok"
+    assert m["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
     assert m["Bound"] == str(r.bound)
     assert len(charts(at)) == 4
     assert dict(at.query_params) == {}                 # defaults stay out of the URL
@@ -35,17 +35,17 @@ def test_url_seeds_the_dials():
     # The lecture's B* = 300 × 8 = 2,400, and the batch from the URL is used.
     assert float(system_balance_batch(s)) == pytest.approx(2400)
     r = decode_step(s, 2048, 1024)
-    assert metrics(at)["Cost"] == f"{usd(float(r.usd_per_mtok))} /Mtok"
+    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
     assert dict(at.query_params)["b"] == "2048"
 
 
 def test_moving_a_dial_changes_the_numbers_and_the_url():
     at = app()
-    before = metrics(at)["Cost"]
+    before = metrics(at)["Cost [$/Mtok]"]
     at.select_slider(key="b").set_value(1024).run()
     assert_clean(at)
-    r = decode_step(_system(), 1024, 8192)
-    assert metrics(at)["Cost"] == f"{usd(float(r.usd_per_mtok))} /Mtok" != before
+    r = decode_step(_system(batch=1024), 1024, 8192)
+    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok)) != before
     assert dict(at.query_params) == {"b": "1024"}
 
 
@@ -67,9 +67,9 @@ def test_sparsity_and_price_overrides():
     assert_clean(at)
     m = presets.get("model", "lecture-deepseek").with_sparsity(4)
     hw = presets.get("hardware", "h100").with_(price_usd_per_hour=3.0)
-    s = System(hw, m, Precision(), Deployment(chips=auto_chips(hw, m, Precision())))
+    s = System(hw, m, Precision(), Deployment(chips=auto_chips(hw, m, Precision(), 64, 8192)))
     r = decode_step(s, 64, 8192)
-    assert metrics(at)["Cost"] == f"{usd(float(r.usd_per_mtok))} /Mtok"
+    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
 
 
 def test_compute_dtype_missing_on_chip_falls_back_with_a_warning():

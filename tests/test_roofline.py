@@ -238,6 +238,8 @@ def test_auto_chips(h100, llama70, deepseek):
     assert auto_chips(h100, llama70) == 2
     # 1.34 TB of DeepSeek weights do not fit in 8 × 72 GB: capped at the domain (8).
     assert auto_chips(h100, deepseek) == 8
+    # Plus 64 sequences × 8k tokens of KV: 141.2 + 64·8192·327,680 B = 313 GB > 4 × 72 GB → C = 8.
+    assert auto_chips(h100, llama70, batch=64, context=8192) == 8
 
 
 def test_prefill_by_hand(sys70):

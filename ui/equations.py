@@ -13,7 +13,7 @@ def tex_num(x: float, unit: str = "") -> str:
         if abs(x) >= div:
             return rf"{x / div:.3g}\,\text{{{p}{unit}}}"
     if abs(x) < 1e-2 and x != 0:
-        for mul, p in ((1e3, "m"), (1e6, r"\mu ")):
+        for mul, p in ((1e3, "m"), (1e6, "µ")):
             if abs(x) * mul >= 1:
                 return rf"{x * mul:.3g}\,\text{{{p}{unit}}}"
     return rf"{x:.3g}" + (rf"\,\text{{{unit}}}" if unit else "")

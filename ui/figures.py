@@ -27,12 +27,12 @@ PLOTLY_CONFIG = {
 
 
 def style(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x: bool = True,
-          log_y: bool = True, height: int = 480) -> go.Figure:
+          log_y: bool = True, height: int = 540) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": FONT_SIZE + 4}},
         template="plotly_white", height=height, font={"size": FONT_SIZE},
-        margin={"l": 80, "r": 30, "t": 70, "b": 70},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0,
+        margin={"l": 80, "r": 30, "t": 60, "b": 110},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0.0,
                 "font": {"size": FONT_SIZE - 3}},
         hovermode="x unified",
     )
@@ -86,12 +86,16 @@ def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def vline(fig: go.Figure, x: float, text: str, color: str = "#333", *, dash: str = "dash", row=None, col=None,
-          position: str = "top") -> None:
+          position: str = "top", log_x: bool = True) -> None:
     if x is None or not np.isfinite(x) or x <= 0:
         return
     kw = {} if row is None else {"row": row, "col": col}
-    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, annotation_text=text,
-                  annotation_position=f"{position} right", annotation_font_size=FONT_SIZE - 3, **kw)
+    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, **kw)
+    # Annotations on a log axis take log10(x) (shapes take x itself).
+    fig.add_annotation(x=np.log10(x) if log_x else x, y=0.97 if position == "top" else 0.06,
+                       yref="paper" if row is None else "y domain", text=text, showarrow=False,
+                       xanchor="left", xshift=4, font={"size": FONT_SIZE - 3, "color": color},
+                       bgcolor="rgba(255,255,255,0.7)", **kw)
 
 
 def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
@@ -137,7 +141,8 @@ def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the s
         fig.add_trace(go.Bar(y=rows, x=xs, name=term, orientation="h", marker_color=TERM_COLORS[term],
                              hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>"))
     fig.update_layout(barmode="stack")
-    style(fig, title, "time per step [ms]", "", log_x=False, log_y=False, height=300)
+    style(fig, title, "time per step [ms]", "", log_x=False, log_y=False, height=340)
+    fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(hovermode="closest")
     return fig
 

@@ -70,10 +70,11 @@ def render_sidebar() -> View:
                      help="One accelerator package; its scale-up domain is how many can work on one step.")
         st.selectbox("Model", list(mds), key="model", format_func=_model_label,
                      help="Total/active parameters. All weights are read every step; only active ones multiply.")
-        c1, c2, c3 = st.columns(3)
+        c1, c2 = st.columns(2)
         c1.selectbox("Weights", list(DTYPE_BYTES), key="w", help="Weight storage format")
-        c2.selectbox("KV", list(DTYPE_BYTES), key="kv", help="KV-cache format")
-        c3.selectbox("Compute", ["bf16", "fp8", "fp4"], key="cd", help="Matmul FLOP/s at this precision")
+        c2.selectbox("KV cache", list(DTYPE_BYTES), key="kv", help="KV-cache format")
+        st.segmented_control("Compute precision", ["bf16", "fp8", "fp4"], key="cd",
+                             help="Matmul FLOP/s at this precision (dense)")
         st.select_slider("Batch B (sequences per step)", options=BATCH_OPTIONS, key="b",
                          help="Sequences each getting one new token in this step (not tokens summed).")
         st.select_slider("Context T (tokens)", options=CONTEXT_OPTIONS, key="ctx", format_func=tokens,
@@ -82,7 +83,8 @@ def render_sidebar() -> View:
                          format_func=_chip_option_label,
                          help="Chips (GPU packages) working on one step, at most one scale-up domain. "
                               "Marks: Hopper 8, Blackwell 72, Rubin Ultra 144 packages (= 576 dies). "
-                              "'auto' = the smallest power of two whose HBM holds the weights.")
+                              "'auto' = the smallest power of two whose HBM holds the weights and the "
+                              "KV cache of batch B at context T (up to the scale-up domain).")
         model = mds[ss["model"]]
         st.number_input("Sparsity total/active (empty = preset)", min_value=1.0, max_value=1000.0, step=0.5,
                         key="sp", placeholder=f"preset {model.sparsity:.3g}",
@@ -120,7 +122,7 @@ def build_view() -> View:
         compute = "bf16"
     prec = Precision(weights=ss["w"], kv=ss["kv"], compute=compute)
     chips_auto = ss["c"] == "auto"
-    chips = auto_chips(hw, model, prec) if chips_auto else int(ss["c"])
+    chips = auto_chips(hw, model, prec, float(ss["b"]), float(ss["ctx"])) if chips_auto else int(ss["c"])
     if not chips_auto and chips > hw.scaleup_domain_chips:
         warnings.append(f"C = {chips} is more than {hw.name}'s scale-up domain of "
                         f"{hw.scaleup_domain_chips}: those chips would talk over the slower scale-out network, "
