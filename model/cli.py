@@ -1,0 +1,554 @@
+"""`python -m model SUBCOMMAND [flags] [--json]` — the same functions the pages call.
+
+Readable tables by default; `--json` prints one JSON object (non-finite values are null, with a
+`reason` where it helps).  Bad input exits 2 with one line on stderr naming the flag and the
+allowed range — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, fields
+from typing import Any
+
+import numpy as np
+
+from . import economics, presets, training
+from .roofline import (
+    System,
+    auto_chips,
+    context_never_compute_bound,
+    decode_step,
+    hbm_drain_time,
+    system_balance_batch,
+)
+from .specs import (
+    COMPUTE_DTYPES,
+    DTYPE_BYTES,
+    MODES,
+    SPARSE_ATTENTION_KINDS,
+    Deployment,
+    Hardware,
+    ModelArch,
+    Precision,
+)
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+        raise CLIError(message)
+
+
+# ---------------------------------------------------------------- number parsing
+
+def _range_text(lo: float, *, lo_open: bool = False, hi: float = math.inf, integer: bool = False) -> str:
+    rng = f"{'>' if lo_open else '≥'} {lo:g}" + ("" if hi == math.inf else f" and ≤ {hi:g}")
+    return f"{'an integer' if integer else 'a number'} {rng}"
+
+
+def _number(flag: str, lo: float, *, lo_open: bool = False, hi: float = math.inf,
+            integer: bool = False) -> Callable[[str], float]:
+    allowed = _range_text(lo, lo_open=lo_open, hi=hi, integer=integer)
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise CLIError(f"{flag}: {text!r} is not a number; allowed: {allowed}") from None
+        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi
+        if ok and integer and v != int(v):
+            ok = False
+        if not ok:
+            raise CLIError(f"{flag}: {text} is out of range; allowed: {allowed}")
+        return int(v) if integer else v
+    return parse
+
+
+def _number_list(flag: str, lo: float, **kw: Any) -> Callable[[str], list[float]]:
+    one = _number(flag, lo, **kw)
+    allowed = _range_text(lo, **kw)
+
+    def parse(text: str) -> list[float]:
+        parts = [p.strip() for p in text.split(",")]
+        if any(p == "" for p in parts):
+            raise CLIError(f"{flag}: {text!r} has an empty element; allowed: comma-separated values, "
+                           f"each {allowed}")
+        if len(parts) > 10_000:
+            raise CLIError(f"{flag}: at most 10,000 values")
+        return [one(p) for p in parts]
+    return parse
+
+
+# ---------------------------------------------------------------- shared flags → System
+
+def _add_system_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("hardware (a preset or file, overridden by any flag)")
+    g.add_argument("--hardware", metavar="NAME|FILE", help="chip preset key or YAML/JSON file")
+    g.add_argument("--flops", type=_number("--flops", 0, lo_open=True), help="FLOP/s per chip, used as is")
+    g.add_argument("--compute-dtype", choices=COMPUTE_DTYPES, default="bf16",
+                   help="picks the preset's FLOP/s when --flops is absent (default bf16)")
+    g.add_argument("--hbm-bw", type=_number("--hbm-bw", 0, lo_open=True), help="HBM bytes/s per chip")
+    g.add_argument("--hbm-bytes", type=_number("--hbm-bytes", 0, lo_open=True), help="HBM bytes per chip")
+    g.add_argument("--price-per-hour", type=_number("--price-per-hour", 0, lo_open=True),
+                   help="USD per chip-hour")
+    g.add_argument("--power", type=_number("--power", 0, lo_open=True), help="W per chip")
+    g.add_argument("--chips", type=_number("--chips", 1), help="chips working on one step, C "
+                   "(default: the smallest power of two whose HBM holds the weights, up to the scale-up domain)")
+    m = p.add_argument_group("model (a preset or file, overridden by any flag)")
+    m.add_argument("--model", metavar="NAME|FILE", help="model preset key or YAML/JSON file")
+    m.add_argument("--total-params", type=_number("--total-params", 0, lo_open=True))
+    m.add_argument("--active-params", type=_number("--active-params", 0, lo_open=True))
+    m.add_argument("--sparsity", type=_number("--sparsity", 1), help="total/active; sets active params")
+    m.add_argument("--weight-dtype", choices=tuple(DTYPE_BYTES), default="bf16")
+    m.add_argument("--bytes-per-param", type=_number("--bytes-per-param", 0, lo_open=True),
+                   help="default from --weight-dtype (bf16 = 2)")
+    m.add_argument("--kv-dtype", choices=tuple(DTYPE_BYTES), default="bf16")
+    m.add_argument("--kv-bytes-per-token", type=_number("--kv-bytes-per-token", 0),
+                   help="bytes, used as is; otherwise derived from the architecture at --kv-dtype")
+    d = p.add_argument_group("deployment")
+    d.add_argument("--mode", choices=MODES, default="lecture")
+    d.add_argument("--mfu", type=_number("--mfu", 0, lo_open=True, hi=1), default=1.0,
+                   help="compute efficiency (default 1: the ideal roofline)")
+    d.add_argument("--bw-util", type=_number("--bw-util", 0, lo_open=True, hi=1), default=1.0)
+    d.add_argument("--tokens-per-step", type=_number("--tokens-per-step", 1), default=1.0,
+                   help="accepted tokens per sequence per step (MTP / speculative decoding)")
+    d.add_argument("--pipeline-stages", type=_number("--pipeline-stages", 1, integer=True), default=1)
+    d.add_argument("--hop-latency", type=_number("--hop-latency", 0), default=0.0,
+                   help="seconds per pipeline hop")
+    d.add_argument("--sparse-attention", choices=SPARSE_ATTENTION_KINDS, default="dense")
+    d.add_argument("--sparse-param", type=_number("--sparse-param", 0, lo_open=True), default=2048.0,
+                   help="sqrt: knee context; topk: tokens read; fraction: share read")
+
+
+_HW_FLAGS = {"flops": "--flops", "hbm_bandwidth_bytes_per_s": "--hbm-bw", "hbm_bytes": "--hbm-bytes",
+             "price_usd_per_hour": "--price-per-hour"}
+
+
+def _load(kind: str, value: str) -> Any:
+    flag = "--hardware" if kind == "hardware" else "--model"
+    try:
+        return presets.load_spec(kind, value)
+    except presets.PresetError as e:
+        raise CLIError(f"{flag} {value}: {e.problems[0]}"
+                       + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
+    except ValueError as e:
+        raise CLIError(f"{flag}: {e}") from None
+    except OSError as e:  # the built-in preset file itself is missing or unreadable
+        raise CLIError(f"{flag} {value}: cannot read the built-in {kind} presets "
+                       f"({e.strerror}: {e.filename}); give a YAML/JSON file or the flags instead") from None
+
+
+def _given(a: argparse.Namespace, attr: str) -> bool:
+    """True when a hardware field comes from a preset/file or its own flag (not a placeholder)."""
+    return bool(a.hardware) or getattr(a, attr) is not None
+
+
+def build_system(a: argparse.Namespace, needs: Sequence[str]) -> System:
+    """Hardware/model from presets or files, then every flag given overrides its field."""
+    # Hardware ---------------------------------------------------------------------
+    if a.hardware:
+        hw: Hardware = _load("hardware", a.hardware)
+        hw_fields = hw.to_dict()
+    else:
+        hw_fields = {"name": "custom", "scaleup_domain_chips": 1}
+        missing = [flag for key, flag in _HW_FLAGS.items()
+                   if key in needs and getattr(a, {"flops": "flops", "hbm_bandwidth_bytes_per_s": "hbm_bw",
+                                                  "hbm_bytes": "hbm_bytes",
+                                                  "price_usd_per_hour": "price_per_hour"}[key]) is None]
+        if missing:
+            raise CLIError(f"--hardware is missing: give a chip preset (see `python -m model presets`) "
+                           f"or {' '.join(missing)}")
+        # Fields this subcommand does not use get a placeholder of 1 and are not reported.
+        hw_fields.update(flops_bf16_per_s=1.0, hbm_bandwidth_bytes_per_s=1.0, hbm_bytes=1.0, price_usd_per_hour=1.0)
+    for key, attr in (("hbm_bandwidth_bytes_per_s", "hbm_bw"), ("hbm_bytes", "hbm_bytes"),
+                      ("price_usd_per_hour", "price_per_hour"), ("power_w", "power")):
+        if getattr(a, attr) is not None:
+            hw_fields[key] = getattr(a, attr)
+    if a.flops is not None:  # used as is, at whatever dtype the user meant
+        hw_fields[{"bf16": "flops_bf16_per_s", "fp8": "flops_fp8_per_s",
+                   "fp4": "flops_fp4_per_s"}[a.compute_dtype]] = a.flops
+    hw_meta = {}
+    if a.hardware:  # keep the preset's sources and [uncertain] marks for the fields no flag replaced
+        hw_meta = {k: v for k, v in hw.meta.items() if hw_fields.get(k) == getattr(hw, k)}
+    try:
+        hw = Hardware(**hw_fields, meta=hw_meta)
+        hw.flops(a.compute_dtype)
+    except ValueError as e:
+        raise CLIError(f"--compute-dtype {a.compute_dtype}: {e}") from None
+
+    # Model ------------------------------------------------------------------------
+    if a.active_params is not None and a.sparsity is not None:
+        raise CLIError("--sparsity: give --active-params or --sparsity, not both (sparsity = total/active)")
+    m_meta = {}
+    if a.model:
+        mdl: ModelArch = _load("model", a.model)
+        m_fields = mdl.to_dict()
+        m_meta = dict(mdl.meta)
+    elif a.total_params is None and "total_params" not in needs and a.active_params is not None:
+        m_fields = {"name": "custom", "total_params": a.active_params}  # only Na is used
+    else:
+        if a.total_params is None:
+            raise CLIError("--model is missing: give a model preset (see `python -m model presets`) "
+                           "or --total-params (with --active-params or --sparsity for a sparse model)")
+        m_fields = {"name": "custom"}
+    if a.total_params is not None:
+        m_fields["total_params"] = a.total_params
+    if a.active_params is not None:
+        m_fields["active_params"] = a.active_params
+    if a.sparsity is not None:
+        m_fields["active_params"] = m_fields["total_params"] / a.sparsity
+    if "active_params" not in m_fields:
+        m_fields["active_params"] = m_fields["total_params"]
+    if a.kv_bytes_per_token is not None:
+        m_fields["kv_bytes_per_token"] = a.kv_bytes_per_token
+    if a.model:  # keep sources and [uncertain] marks for the fields no flag replaced
+        m_meta = {k: v for k, v in m_meta.items() if m_fields.get(k) == getattr(mdl, k)}
+    try:
+        mdl = ModelArch(**m_fields, meta=m_meta)
+    except ValueError as e:
+        msg = str(e)
+        flag = "--active-params" if "active_params" in msg else "--model"
+        raise CLIError(f"{flag}: {msg}") from None
+
+    a.model_spec = mdl  # the model as described, before any width folding below
+    weight_dtype = a.weight_dtype
+    bpp = a.bytes_per_param
+    if bpp is not None and DTYPE_BYTES[weight_dtype] != bpp:
+        # A width some dtype has (1 → fp8, 0.5 → fp4, …) is that dtype; any other width is folded
+        # into the parameter count on top of the widest dtype not above it, so W = N · bytes while
+        # the count only grows (active ≤ total still holds).
+        same = [d for d, w in DTYPE_BYTES.items() if w == bpp]
+        below = [d for d, w in DTYPE_BYTES.items() if w < bpp]
+        if same:
+            weight_dtype = same[0]
+        elif below:
+            weight_dtype = max(below, key=DTYPE_BYTES.__getitem__)
+        else:
+            weight_dtype = min(DTYPE_BYTES, key=DTYPE_BYTES.__getitem__)
+    prec = Precision(weights=weight_dtype, kv=a.kv_dtype, compute=a.compute_dtype)
+    if bpp is not None and prec.weight_bytes_per_param != bpp:
+        scale = bpp / prec.weight_bytes_per_param
+        if mdl.total_params * scale < mdl.active_params:
+            raise CLIError(f"--bytes-per-param: {bpp:g} is out of range for this model; allowed: a number "
+                           f"≥ {min(DTYPE_BYTES.values()) * mdl.active_params / mdl.total_params:g}")
+        mdl = mdl.with_(total_params=mdl.total_params * scale)
+    chips = a.chips if a.chips is not None else float(auto_chips(hw, mdl, prec))
+    dep = Deployment(chips=chips, pipeline_stages=a.pipeline_stages, pipeline_hop_s=a.hop_latency,
+                     mfu=a.mfu, bw_util=a.bw_util, tokens_per_step=a.tokens_per_step, mode=a.mode,
+                     sparse_attention=a.sparse_attention,
+                     sparse_param=min(a.sparse_param, 1.0) if a.sparse_attention == "fraction" else a.sparse_param)
+    if a.sparse_attention == "fraction" and a.sparse_param > 1:
+        raise CLIError(f"--sparse-param: {a.sparse_param:g} is out of range; with --sparse-attention "
+                       "fraction it must be > 0 and ≤ 1")
+    return System(hw, mdl, prec, dep)
+
+
+def _system_summary(s: System, a: argparse.Namespace) -> dict[str, Any]:
+    hw, m, p, d = s.hardware, a.model_spec, s.precision, s.deployment
+    out = {"hardware": hw.name, "model": m.name, "chips": d.chips, "chips_auto": a.chips is None,
+           "pipeline_stages": d.pipeline_stages, "mode": d.mode,
+           "weight_dtype": p.weights, "kv_dtype": p.kv, "compute_dtype": p.compute,
+           "flops_per_s": s.flops, "hbm_bandwidth_bytes_per_s": s.hbm_bandwidth,
+           "weight_bytes": s.weight_bytes, "bytes_per_param": s.weight_bytes / m.total_params,
+           "total_params": m.total_params, "active_params": m.active_params}
+    try:
+        out["kv_bytes_per_token"] = s.kv.bytes_per_token
+    except ValueError:
+        out["kv_bytes_per_token"] = None
+    unc = [f"hardware.{f}" for f in presets.uncertain_fields(hw)] + \
+          [f"model.{f}" for f in presets.uncertain_fields(m)]
+    if unc:
+        out["uncertain_inputs"] = unc
+    return out
+
+
+# ---------------------------------------------------------------- output
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: numpy → Python, non-finite → None."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _fmt(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "NO"
+    if isinstance(v, (int, float)):
+        if not math.isfinite(v):
+            return "∞" if v > 0 else "—"
+        if v != 0 and (abs(v) >= 1e6 or abs(v) < 1e-3):
+            return f"{v:.{digits - 1}e}"
+        if float(v).is_integer():
+            return f"{int(v):,}"
+        return f"{v:,.{max(0, digits - 1 - math.floor(math.log10(abs(v))) if v else 0)}f}"
+    return str(v)
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(h.rjust(w) for h, w in zip(headers, widths))
+    body = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    return "\n".join([line, "  ".join("-" * w for w in widths), *body])
+
+
+def _kv_lines(pairs: list[tuple[str, Any]]) -> str:
+    w = max(len(k) for k, _ in pairs)
+    return "\n".join(f"{k.ljust(w)}  {_fmt(v)}" for k, v in pairs)
+
+
+def _header(summary: dict[str, Any]) -> str:
+    s = summary
+    chips = f"{_fmt(s['chips'])}{' (auto: smallest power of two holding the weights)' if s['chips_auto'] else ''}"
+    lines = [f"{s['hardware']} × {s['model']}: C = {chips} chips, P = {s['pipeline_stages']}, "
+             f"{s['mode']} mode",
+             f"weights {s['weight_dtype']} ({s['weight_bytes'] / 1e9:,.1f} GB), KV {s['kv_dtype']}"
+             + (f" ({_fmt(s['kv_bytes_per_token'])} B/token)" if s.get("kv_bytes_per_token") else "")
+             + f", compute {s['compute_dtype']} ({s['flops_per_s'] / 1e12:,.0f} TFLOP/s, "
+             f"{s['hbm_bandwidth_bytes_per_s'] / 1e12:,.2f} TB/s per chip)"]
+    if s.get("uncertain_inputs"):
+        lines.append("uncertain preset figures used: " + ", ".join(s["uncertain_inputs"]))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- subcommands
+
+def cmd_step(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"])
+    b = np.asarray(a.batch, float)[:, None]
+    t = np.asarray(a.context, float)[None, :]
+    try:
+        r = decode_step(s, b, t)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    rows = r.rows()
+    summary = _system_summary(s, a)
+    data = {"inputs": summary, "rows": rows}
+    table = _table(
+        ["batch", "context", "t_step ms", "matmul ms", "weights ms", "kv ms", "bound", "tok/s/user",
+         "tok/s/chip", "$/Mtok", "HBM/chip GB", "fits"],
+        [[x["batch"], x["context"], x["t_step_s"] * 1e3, x["t_matmul_s"] * 1e3, x["t_weights_s"] * 1e3,
+          x["t_kv_s"] * 1e3, x["bound"], x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"],
+          x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9, x["fits"]] for x in rows])
+    return data, _header(summary) + "\n\n" + table
+
+
+def cmd_balance(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "total_params"])
+    try:
+        b_star = float(system_balance_batch(s, a.context))
+    except ValueError as e:
+        raise CLIError(f"--context {a.context:g}: {e}") from None
+    try:
+        t_never = context_never_compute_bound(s)
+    except ValueError:  # no KV figure: only the no-KV answers exist
+        t_never = math.nan
+    data: dict[str, Any] = {
+        "inputs": _system_summary(s, a), "context": a.context,
+        "flops_per_byte": s.flops / s.hbm_bandwidth, "sparsity": a.model_spec.sparsity,
+        "batch_balance": b_star if math.isfinite(b_star) else None,
+        "context_never_compute_bound": t_never if math.isfinite(t_never) else None,
+        "hbm_drain_s": (float(hbm_drain_time(s.hardware.hbm_bytes, s.hardware.hbm_bandwidth_bytes_per_s))
+                        if _given(a, "hbm_bytes") else None),
+    }
+    reasons = []
+    if not math.isfinite(b_star):
+        reasons.append(f"at context {a.context:g} the KV fetch alone outweighs the matmuls: decode is "
+                       "memory-bound at every batch")
+    if math.isnan(t_never):
+        reasons.append("context_never_compute_bound needs KV bytes per token (--kv-bytes-per-token or a "
+                       "model preset)")
+    if data["hbm_drain_s"] is None:
+        reasons.append("hbm_drain_s needs the HBM capacity (--hbm-bytes or a hardware preset)")
+    if reasons:
+        data["reason"] = "; ".join(reasons)
+    text = _kv_lines([
+        ("FLOP/s ÷ HBM B/s", data["flops_per_byte"]), ("sparsity (total/active)", data["sparsity"]),
+        ("balance batch B*", data["batch_balance"] if data["batch_balance"] else "none (memory-bound)"),
+        ("context never compute-bound [tokens]", data["context_never_compute_bound"]),
+        ("HBM drain time [ms]", None if data["hbm_drain_s"] is None else data["hbm_drain_s"] * 1e3)])
+    return data, _header(data["inputs"]) + f"\ncontext {a.context:g} tokens\n\n" + text
+
+
+def cmd_fast_mode(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "total_params"])
+    batches = a.batch_standard is not None or a.batch_fast is not None
+    quotes = a.speedup is not None or a.price_multiple is not None
+    if batches == quotes:
+        raise CLIError("fast-mode: give either --batch-standard and --batch-fast, "
+                       "or --speedup and --price-multiple")
+    try:
+        if batches:
+            if a.batch_standard is None or a.batch_fast is None:
+                raise CLIError("fast-mode: --batch-standard and --batch-fast go together")
+            fm = economics.fast_mode_forward(s, a.batch_standard, a.batch_fast, a.context)
+        else:
+            if a.speedup is None or a.price_multiple is None:
+                raise CLIError("fast-mode: --speedup and --price-multiple go together")
+            fm = economics.fast_mode_batches(s, a.speedup, a.price_multiple, a.context)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    data = {"inputs": _system_summary(s, a), "context": a.context, **asdict(fm)}
+    if not data["reason"]:
+        data.pop("reason")
+    text = _kv_lines([("speedup", fm.speedup), ("price multiple", fm.price_multiple),
+                      ("standard batch", fm.batch_standard), ("fast batch", fm.batch_fast),
+                      ("balance batch B*", fm.batch_balance),
+                      ("standard / B*", fm.batch_standard_over_balance), ("fast / B*", fm.batch_fast_over_balance),
+                      ("standard step [ms]", None if fm.t_step_standard_s is None else fm.t_step_standard_s * 1e3),
+                      ("fast step [ms]", None if fm.t_step_fast_s is None else fm.t_step_fast_s * 1e3)])
+    if fm.reason:
+        text += f"\nno solution: {fm.reason}"
+    return data, _header(data["inputs"]) + "\n\n" + text
+
+
+def cmd_kv_from_price(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s"])
+    kv = float(economics.kv_bytes_from_crossover(s.model.active_params, s.flops, s.hbm_bandwidth,
+                                                 a.crossover_context))
+    data = {"active_params": s.model.active_params, "flops_per_s": s.flops, "compute_dtype": s.precision.compute,
+            "hbm_bandwidth_bytes_per_s": s.hbm_bandwidth, "flops_per_byte": s.flops / s.hbm_bandwidth,
+            "crossover_context": a.crossover_context, "kv_bytes_per_token": kv,
+            "note": f"bytes of KV per token at the precision whose FLOP/s were used ({s.precision.compute})"}
+    text = _kv_lines([("active params", data["active_params"]), ("FLOP/s ÷ HBM B/s", data["flops_per_byte"]),
+                      ("crossover context [tokens]", a.crossover_context),
+                      ("implied KV bytes per token", kv)]) + f"\n({data['note']})"
+    return data, text
+
+
+def cmd_overtrain(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    o = training.overtrain(a.active_params, a.inference_tokens_per_s, a.days, c_pre=a.c_pre, c_rl=a.c_rl,
+                           c_inf=a.c_inf, ineff_rl=a.ineff_rl, ineff_inf=a.ineff_inf,
+                           chinchilla_tokens_per_param=a.chinchilla_tokens_per_param)
+    data = {"active_params": a.active_params, "inference_tokens_per_s": a.inference_tokens_per_s,
+            "days": a.days, **{f.name: float(getattr(o, f.name)) for f in fields(o)}}
+    text = _kv_lines([("inference tokens", data["inference_tokens"]), ("pretrain tokens", data["pretrain_tokens"]),
+                      ("RL tokens", data["rl_tokens"]), ("Chinchilla tokens (20/param)", data["chinchilla_tokens"]),
+                      ("over-training factor", data["overtrain_factor"])])
+    return data, text
+
+
+def cmd_presets(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    kinds = [a.kind] if a.kind else ["hardware", "model", "price"]
+    data: dict[str, Any] = {}
+    out = []
+    for kind in kinds:
+        try:
+            items = presets.load(kind)
+        except OSError as e:
+            raise CLIError(f"presets {kind}: cannot read the built-in presets ({e.strerror}: {e.filename})") from None
+        data[kind] = {k: {**v.to_dict(), "uncertain": presets.uncertain_fields(v)} for k, v in items.items()}
+        out.append(f"{kind}:")
+        for k, v in items.items():
+            unc = presets.uncertain_fields(v)
+            flag = "  [uncertain: " + ", ".join(unc) + "]" if unc else ""
+            out.append(f"  {k:<18} {getattr(v, 'name', '')}{flag}")
+    return data, "\n".join(out)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m model", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", metavar="SUBCOMMAND", parser_class=_Parser)
+
+    def add(name: str, func: Callable, help_: str, system: bool = True) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_)
+        if system:
+            _add_system_flags(sp)
+        sp.add_argument("--json", action="store_true", help="print one JSON object")
+        sp.set_defaults(func=func)
+        return sp
+
+    sp = add("step", cmd_step, "decode-step terms, speed, cost and fit for each (batch, context)")
+    sp.add_argument("--batch", type=_number_list("--batch", 1), default=[1.0], help="e.g. 1,8,64 (≥ 1)")
+    sp.add_argument("--context", type=_number_list("--context", 0), default=[0.0], help="tokens, e.g. 0,8192")
+    sp = add("balance", cmd_balance, "balance batch B*, context where decode stays memory-bound, HBM drain time")
+    sp.add_argument("--context", type=_number("--context", 0), default=0.0)
+    sp = add("fast-mode", cmd_fast_mode, "speedup and price multiple of a smaller batch, or the batches for a quote")
+    sp.add_argument("--batch-standard", type=_number("--batch-standard", 1))
+    sp.add_argument("--batch-fast", type=_number("--batch-fast", 1))
+    sp.add_argument("--speedup", type=_number("--speedup", 0, lo_open=True))
+    sp.add_argument("--price-multiple", type=_number("--price-multiple", 0, lo_open=True))
+    sp.add_argument("--context", type=_number("--context", 0), default=0.0)
+    sp = add("kv-from-price", cmd_kv_from_price, "KV bytes per token implied by a long-context price tier")
+    sp.add_argument("--crossover-context", type=_number("--crossover-context", 0, lo_open=True), required=True)
+    sp = add("overtrain", cmd_overtrain, "pretraining and RL tokens that equalise cost with inference", system=False)
+    sp.add_argument("--active-params", type=_number("--active-params", 0, lo_open=True), required=True)
+    sp.add_argument("--inference-tokens-per-s", type=_number("--inference-tokens-per-s", 0, lo_open=True),
+                    required=True, help="tokens/s served by this one model")
+    sp.add_argument("--days", type=_number("--days", 0, lo_open=True), required=True)
+    sp.add_argument("--c-pre", type=_number("--c-pre", 0, lo_open=True), default=6.0)
+    sp.add_argument("--c-rl", type=_number("--c-rl", 2, hi=6), default=3.0, help="RL FLOPs per param per token (2…6)")
+    sp.add_argument("--c-inf", type=_number("--c-inf", 0, lo_open=True), default=2.0)
+    sp.add_argument("--ineff-rl", type=_number("--ineff-rl", 1), default=3.0, help="RL inefficiency multiple (≥ 1)")
+    sp.add_argument("--ineff-inf", type=_number("--ineff-inf", 1), default=3.0,
+                    help="inference inefficiency multiple (≥ 1; 3 = decode at 1/3 MFU)")
+    sp.add_argument("--chinchilla-tokens-per-param", type=_number("--chinchilla-tokens-per-param", 0, lo_open=True),
+                    default=20.0)
+    sp = add("presets", cmd_presets, "list the built-in presets", system=False)
+    sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price"])
+    return p
+
+
+# A value that starts with "-" but is not a plain integer or decimal ("-1e12", "-inf", "-1,2") would
+# be taken by argparse for an option; glue it to its flag so the range check can name it.
+_DASH_NUMBER = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _glue_dash_values(argv: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("--") and "=" not in tok and i + 1 < len(argv) and _DASH_NUMBER.match(argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(tok)
+            i += 1
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    try:
+        a = parser.parse_args(_glue_dash_values(list(sys.argv[1:] if argv is None else argv)))
+        if not getattr(a, "cmd", None):
+            raise CLIError("a subcommand is required: choose from step, balance, fast-mode, kv-from-price, "
+                           "overtrain, presets (see `python -m model --help`)")
+        data, text = a.func(a)
+    except CLIError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except presets.PresetError as e:
+        print(f"error: {e.problems[0]}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # a spec's own range check, worded with field and range
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(_clean(data), allow_nan=False) if getattr(a, "json", False) else text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `python -m model … | head`: the reader left; not an error of ours
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
