@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -549,6 +550,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(_clean(data), allow_nan=False) if getattr(a, "json", False) else text)
         sys.stdout.flush()
     except BrokenPipeError:  # `python -m model … | head`: the reader left; not an error of ours
-        import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
