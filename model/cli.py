@@ -102,8 +102,9 @@ def _add_system_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--price-per-hour", type=_number("--price-per-hour", 0, lo_open=True),
                    help="USD per chip-hour")
     g.add_argument("--power", type=_number("--power", 0, lo_open=True), help="W per chip")
-    g.add_argument("--chips", type=_number("--chips", 1), help="chips working on one step, C "
-                   "(default: the smallest power of two whose HBM holds the weights, up to the scale-up domain)")
+    g.add_argument("--chips", type=_number("--chips", 1), help="chips working on one step, C (default: the smallest "
+                   "power of two whose HBM holds the weights and the KV of the largest --batch at the longest "
+                   "--context, up to the scale-up domain — the app's 'auto')")
     m = p.add_argument_group("model (a preset or file, overridden by any flag)")
     m.add_argument("--model", metavar="NAME|FILE", help="model preset key or YAML/JSON file")
     m.add_argument("--total-params", type=_number("--total-params", 0, lo_open=True))
@@ -153,7 +154,7 @@ def _given(a: argparse.Namespace, attr: str) -> bool:
     return bool(a.hardware) or getattr(a, attr) is not None
 
 
-def build_system(a: argparse.Namespace, needs: Sequence[str]) -> System:
+def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0, context: float = 0.0) -> System:
     """Hardware/model from presets or files, then every flag given overrides its field."""
     # Hardware ---------------------------------------------------------------------
     if a.hardware:
@@ -242,7 +243,13 @@ def build_system(a: argparse.Namespace, needs: Sequence[str]) -> System:
             raise CLIError(f"--bytes-per-param: {bpp:g} is out of range for this model; allowed: a number "
                            f"≥ {min(DTYPE_BYTES.values()) * mdl.active_params / mdl.total_params:g}")
         mdl = mdl.with_(total_params=mdl.total_params * scale)
-    chips = a.chips if a.chips is not None else float(auto_chips(hw, mdl, prec))
+    if a.chips is not None:
+        chips = a.chips
+    else:  # the same rule as the app's "auto": weights + KV of the (largest) batch at the (longest) context
+        try:
+            chips = float(auto_chips(hw, mdl, prec, batch, context))
+        except ValueError:  # no KV figure: size for the weights alone
+            chips = float(auto_chips(hw, mdl, prec))
     dep = Deployment(chips=chips, pipeline_stages=a.pipeline_stages, pipeline_hop_s=a.hop_latency,
                      mfu=a.mfu, bw_util=a.bw_util, tokens_per_step=a.tokens_per_step, mode=a.mode,
                      sparse_attention=a.sparse_attention,
@@ -320,7 +327,8 @@ def _kv_lines(pairs: list[tuple[str, Any]]) -> str:
 
 def _header(summary: dict[str, Any]) -> str:
     s = summary
-    chips = f"{_fmt(s['chips'])}{' (auto: smallest power of two holding the weights)' if s['chips_auto'] else ''}"
+    auto = " (auto: smallest power of two holding weights + KV, up to the scale-up domain)"
+    chips = f"{_fmt(s['chips'])}{auto if s['chips_auto'] else ''}"
     lines = [f"{s['hardware']} × {s['model']}: C = {chips} chips, P = {s['pipeline_stages']}, "
              f"{s['mode']} mode",
              f"weights {s['weight_dtype']} ({s['weight_bytes'] / 1e9:,.1f} GB), KV {s['kv_dtype']}"
@@ -335,7 +343,8 @@ def _header(summary: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- subcommands
 
 def cmd_step(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"])
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
+                     batch=max(a.batch), context=max(a.context))
     b = np.asarray(a.batch, float)[:, None]
     t = np.asarray(a.context, float)[None, :]
     try:

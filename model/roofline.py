@@ -347,33 +347,49 @@ def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
 
 
 def _decode_step(system: System, b: np.ndarray, t: np.ndarray, c: np.ndarray, t_comm: ArrayLike) -> StepResult:
-    """decode_step without input checks (solvers probe fractional batches below 1)."""
+    """decode_step without input checks (solvers probe fractional batches below 1).
+
+    Each term is computed on its inputs' own shapes, scalar constants folded first, and only
+    then broadcast (views), so a B × T grid costs a few full-size passes.
+    """
     d, hw = system.deployment, system.hardware
     P = d.pipeline_stages
     F, bw = system.flops, system.hbm_bandwidth
     kv = system.kv if np.any(t > 0) else KVLayout(0.0)
-    kv_read = kv.read_bytes(t, d.sparse_attention, d.sparse_param)
+    cF, cbw = c * F, c * bw                                   # shape of c
+    kv_read_per_chip = kv.read_bytes(t, d.sparse_attention, d.sparse_param) / cbw   # shape of t × c
+    attn_per_chip = kv.attn_flops(t, d.sparse_attention, d.sparse_param) / cF
 
-    t_matmul = matmul_time(system.model.active_params, b, c, F)
-    t_weights = weight_fetch_time(system.weight_bytes, c, bw)
-    t_kv = kv_fetch_time(b, kv_read, c, bw)
-    t_attn = attention_time(kv.attn_flops(t, d.sparse_attention, d.sparse_param), b, c, F)
+    t_matmul = (2.0 * system.model.active_params / cF) * b    # matmul_time, folded
+    t_weights = system.weight_bytes / cbw                      # weight_fetch_time
+    t_kv = b * kv_read_per_chip                                # kv_fetch_time
+    t_attn = b * attn_per_chip                                 # attention_time
     t_comm_arr = np.asarray(t_comm, float)
-    t_matmul, t_weights, t_kv, t_attn, t_comm_arr, b, t, c = np.broadcast_arrays(
-        t_matmul, t_weights, t_kv, t_attn, t_comm_arr, b, t, c)
-    t_hops = np.full(b.shape, P * d.pipeline_hop_s if P > 1 else 0.0)
-    t_step = combine(t_matmul, t_attn, t_weights, t_kv, t_comm_arr, d.mode) + t_hops
-    bound = bound_of(t_matmul, t_attn, t_weights, t_kv, t_comm_arr, d.mode)
+    no_comm = t_comm_arr.ndim == 0 and float(t_comm_arr) == 0.0
+    if d.mode == "lecture" and no_comm:
+        mem = t_weights + t_kv
+        t_step = np.maximum(t_matmul, mem)
+        # bound codes: 0 compute, 1 weights, 2 kv (ties: compute, then weights)
+        codes = np.where(t_matmul >= mem, 0, np.where(t_weights >= t_kv, 1, 2)).astype(np.int8)
+        bound = np.asarray(BOUNDS)[codes]
+    else:
+        t_step = combine(t_matmul, t_attn, t_weights, t_kv, t_comm_arr, d.mode)
+        bound = bound_of(t_matmul, t_attn, t_weights, t_kv, t_comm_arr, d.mode)
+    hop = P * d.pipeline_hop_s if P > 1 else 0.0
+    if hop:
+        t_step = t_step + hop
 
     tps_user = d.tokens_per_step / t_step
-    tps = P * b * tps_user
-    usd = c * P * hw.price_usd_per_hour / 3600.0 / tps * 1e6
-    hbm = (system.weight_bytes + P * b * kv.stored_bytes(t)) / (c * P)
+    tps = (P * b) * tps_user
+    usd = (c * P * hw.price_usd_per_hour / 3600.0 * 1e6) / tps
+    hbm = (system.weight_bytes + (P * b) * kv.stored_bytes(t)) / (c * P)
     fits = hbm <= hw.hbm_bytes
-    power = np.nan if hw.power_w is None else hw.power_w
-    joules = c * P * power / tps
-    return StepResult(b, t, c, t_matmul, t_attn, t_weights, t_kv, t_comm_arr, t_hops, t_step, bound,
-                      tps_user, tps, tps / (c * P), usd, hbm, fits, joules)
+    joules = (c * P * (np.nan if hw.power_w is None else hw.power_w)) / tps
+    out = np.broadcast_arrays(b, t, c, t_matmul, t_attn, t_weights, t_kv, t_comm_arr, t_step, bound,
+                              tps_user, tps, tps / (c * P), usd, hbm, fits, joules)
+    shape = out[0].shape
+    b_, t_, c_, mm, at, w, kvt, cm, st_, bd, tu, tp, tc, us, hb, ft, jl = out
+    return StepResult(b_, t_, c_, mm, at, w, kvt, cm, np.full(shape, hop), st_, bd, tu, tp, tc, us, hb, ft, jl)
 
 
 def max_batch_that_fits(system: System, context: ArrayLike, chips: ArrayLike | None = None) -> np.ndarray:

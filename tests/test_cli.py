@@ -333,16 +333,16 @@ def test_step_with_presets_matches_the_library(capsys):
     assert "t_step ms" in out and len(out.strip().splitlines()) >= 3 + 2
     d = run_json(capsys, *argv)
     hw, m = presets.get("hardware", "h100"), presets.get("model", "llama-3.1-70b")
-    chips = auto_chips(hw, m)
-    # 70.6e9 · 2 B = 141.2 GB: 1 chip holds at most 0.9·80 = 72 GB → C = 2 (within the 8-GPU domain)
-    assert chips == 2 and d["inputs"]["chips"] == 2
+    chips = auto_chips(hw, m, Precision(), 1024, 8192)
+    # auto sizes for the largest batch: 141.2 GB + 1024·8192·327,680 B = 2.89 TB ≫ 8 × 72 GB → the 8-GPU domain
+    assert chips == 8 and d["inputs"]["chips"] == 8
     ref = decode_step(System(hw, m, Precision(), Deployment(chips=chips)), np.array([1.0, 64, 1024])[:, None],
                       np.array([8192.0])[None, :])
     assert d["rows"] == json.loads(json.dumps(ref.rows()))
-    # by hand at B = 64: t_weights = 141.2e9/(2·3.35e12) = 21.07 ms; t_kv = 64·8192·327680/(2·3.35e12) = 25.64 ms
+    # by hand at B = 64: t_weights = 141.2e9/(8·3.35e12) = 5.269 ms; t_kv = 64·8192·327680/(8·3.35e12) = 6.410 ms
     r = d["rows"][1]
-    assert r["t_weights_s"] == pytest.approx(0.021074627, rel=1e-7)
-    assert r["t_kv_s"] == pytest.approx(0.025641596, rel=1e-7)
+    assert r["t_weights_s"] == pytest.approx(0.0052686567, rel=1e-7)
+    assert r["t_kv_s"] == pytest.approx(0.0064103990, rel=1e-7)
     assert r["bound"] == "kv"
 
 
