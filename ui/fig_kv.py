@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import BOUND_COLORS, BOUND_LABELS, FONT_SIZE, GREY, _split_fit, shade_bounds, style, vline
+from .figures import BOUND_COLORS, BOUND_LABELS, FONT_SIZE, GREY, _split_fit, shade_bounds, style
 
 NOW_MARKER = {"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}}
 TIER_COLOR = "#7F3C8D"
@@ -28,6 +28,23 @@ class Tier:
 
 def _in_range(x: float | None, lo: float, hi: float) -> bool:
     return x is not None and np.isfinite(x) and lo <= x <= hi
+
+
+def mark(fig: go.Figure, x: float, text: str, color: str, *, y: float = 0.9, dash: str = "dash",
+         x_range: tuple[float, float] | None = None, side: str | None = None) -> None:
+    """A vertical line at x (log axis) with its label at height y (paper coordinates), so that several
+    labels can be staggered instead of overlapping.  In the right 40 % of `x_range` the label sits
+    left of the line, so that it is not cut off (`side` = "left" | "right" forces a side)."""
+    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2)
+    right = False
+    if x_range is not None:
+        lo, hi = np.log10(x_range[0]), np.log10(x_range[1])
+        right = hi > lo and (np.log10(x) - lo) / (hi - lo) > 0.6
+    if side is not None:
+        right = side == "left"
+    fig.add_annotation(x=np.log10(x), y=y, yref="paper", text=text, showarrow=False,
+                       xanchor="right" if right else "left", xshift=-4 if right else 4,
+                       font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.8)")
 
 
 def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, bound: np.ndarray, *,
@@ -59,13 +76,14 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
             mode="lines", line={"width": 3, "color": TIER_COLOR, "dash": "dot"}, name=f"{tier.label} (list price)",
             hovertemplate="list price: $%{y:.4g}/Mtok<extra>" + tier.label + "</extra>"))
     fig.add_trace(go.Scatter(x=[t_now], y=[usd_now], mode="markers", name="current T", marker=NOW_MARKER,
+                             cliponaxis=False,
                              hovertemplate="current T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>"))
-    positions = ["top", "bottom", "top"]
     shown = [(label, x, color) for label, x, color in markers if _in_range(x, lo, hi)]
     for i, (label, x, color) in enumerate(shown):
-        vline(fig, x, label, color, position=positions[i % 3])
+        mark(fig, x, label, color, y=0.88 - 0.1 * i, x_range=(lo, hi))
     if tier is not None and _in_range(tier.threshold, lo, hi):
-        vline(fig, tier.threshold, f"tier: {tier.label}", TIER_COLOR, dash="dot", position="bottom")
+        # at the bottom, right of the line: cost rises with context, so the curve is high up there
+        mark(fig, tier.threshold, "↑ list price steps up", TIER_COLOR, y=0.04, dash="dot", side="right")
     style(fig, title, "context T (tokens)", "cost [$ per million output tokens]")
     fig.update_xaxes(range=[np.log10(lo), np.log10(hi)])
     return fig
@@ -75,7 +93,8 @@ def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: n
               crossover: np.ndarray, never_context: float | None, now: tuple[float, float],
               title: str = "What bounds the step: batch × context") -> go.Figure:
     """Heatmap of the bound over (context on x, batch on y), with the KV = weights line, the
-    never-compute-bound context, cells that do not fit in HBM hatched grey, and the point in use.
+    never-compute-bound context, cells that do not fit in HBM faded (with the largest batch that fits
+    drawn as their edge), and the point in use.
 
     bound, fits: shape (len(batch), len(context)); crossover: one context per batch row.
     """
@@ -96,24 +115,34 @@ def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: n
         x=context, y=batch, z=idx, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False, name="bound",
         customdata=labels, hovertemplate="T = %{x:,.0f}, B = %{y:,.0f}: %{customdata}<extra></extra>",
         opacity=0.85))
-    if fits is not None and np.any(~np.asarray(fits, bool)):
-        nofit = np.where(np.asarray(fits, bool), np.nan, 1.0)
-        fig.add_trace(go.Heatmap(x=context, y=batch, z=nofit, colorscale=[[0, "#444"], [1, "#444"]], zmin=0, zmax=1,
-                                 showscale=False, opacity=0.45, name="does not fit in HBM", hoverinfo="skip"))
+    nofit_any = fits is not None and np.any(~np.asarray(fits, bool))
+    if nofit_any:  # wash out the cells that do not fit, and draw the edge: the largest batch that fits per context
+        f = np.asarray(fits, bool)
+        fig.add_trace(go.Heatmap(x=context, y=batch, z=np.where(f, np.nan, 1.0),
+                                 colorscale=[[0, "white"], [1, "white"]], zmin=0, zmax=1, showscale=False,
+                                 opacity=0.6, name="does not fit in HBM", hoverinfo="skip"))
+        has = f.any(axis=0) & ~f.all(axis=0)          # an edge exists in this column
+        top = np.where(has, batch[np.where(has, f.shape[0] - 1 - np.argmax(f[::-1], axis=0), 0)], np.nan)
+        fig.add_trace(go.Scatter(x=context, y=top, mode="lines", name="HBM full above",
+                                 line={"color": "#777", "width": 2, "shape": "hvh"},
+                                 hovertemplate="largest batch that fits at T = %{x:,.0f}: %{y:,.0f}<extra></extra>"))
     for b in order:  # legend entries for the colours
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=BOUND_LABELS.get(b, b),
                                  marker={"size": 14, "color": BOUND_COLORS[b], "symbol": "square"}))
-    if fits is not None and np.any(~np.asarray(fits, bool)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not fit in HBM",
-                                 marker={"size": 14, "color": "#444", "symbol": "square", "opacity": 0.6}))
+    if nofit_any:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not fit in HBM (faded)",
+                                 marker={"size": 14, "color": "#DDD", "symbol": "square",
+                                         "line": {"width": 1, "color": "#999"}}))
     crossover = np.asarray(crossover, float)
     ok = np.isfinite(crossover) & (crossover >= context.min()) & (crossover <= context.max())
     fig.add_trace(go.Scatter(x=crossover[ok], y=batch[ok], mode="lines", name="KV fetch = weight fetch",
-                             line={"color": "white", "width": 4, "dash": "dash"},
+                             line={"color": "#111", "width": 3, "dash": "dash"},
                              hovertemplate="KV = weights at T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>"))
     if _in_range(never_context, float(context.min()), float(context.max())):
-        vline(fig, never_context, "KV = compute: never compute-bound →", "black", dash="dot", position="bottom")
+        mark(fig, never_context, "KV = compute: never compute-bound →", "black", y=0.06, dash="dot",
+             x_range=(float(context.min()), float(context.max())))
     fig.add_trace(go.Scatter(x=[now[1]], y=[now[0]], mode="markers", name="current (T, B)", marker=NOW_MARKER,
+                             cliponaxis=False,
                              hovertemplate="current: T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>"))
     style(fig, title, "context T (tokens)", "batch B (sequences)")
     fig.update_xaxes(range=[np.log10(context.min()), np.log10(context.max())], showgrid=False)
@@ -126,8 +155,8 @@ def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], ki
                       highlight: str | None, title: str, *, notes: Sequence[str] | None = None,
                       read_per_token: Sequence[float] | None = None, read_label: str = "read per context token",
                       refs: Sequence[tuple[str, float, str]] = ()) -> go.Figure:
-    """Horizontal bars of KV bytes per token [shown in kB], largest at the top, coloured by attention
-    kind, the `highlight` model outlined in red.
+    """Horizontal bars of KV bytes per token [shown in kB, log axis], largest at the top, coloured by
+    attention kind, the `highlight` model outlined in red.
 
     `notes`: one hover line per model.  `read_per_token`: optional diamonds (e.g. bytes read per
     context token under sparse attention).  `refs` = (label, bytes, colour): vertical reference lines.
@@ -150,17 +179,24 @@ def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], ki
         fig.add_trace(go.Scatter(x=r[order] / 1e3, y=[names[i] for i in order], mode="markers", name=read_label,
                                  marker={"symbol": "diamond", "size": 12, "color": "#222"},
                                  hovertemplate="%{y}: %{x:.4g} kB " + read_label + "<extra></extra>"))
-    for label, b, color in refs:
+    ref_x = []
+    for label, b, color in refs:       # reference lines, named in the legend (labels on the plot would collide)
         if b is not None and np.isfinite(b) and b > 0:
-            fig.add_vline(x=b / 1e3, line_dash="dot", line_color=color, line_width=2, annotation_text=label,
-                          annotation_position="bottom right", annotation_font_size=FONT_SIZE - 4,
-                          annotation_font_color=color)
+            fig.add_vline(x=b / 1e3, line_dash="dot", line_color=color, line_width=3)
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=label,
+                                     line={"dash": "dot", "color": color, "width": 3}))
+            ref_x.append(b / 1e3)
     if highlight in names:
         i = names.index(highlight)
-        fig.add_annotation(x=vals[i] / 1e3, y=highlight, text="◀ current model", showarrow=False, xanchor="left",
-                           xshift=8, font={"size": FONT_SIZE - 3, "color": "#D62728"})
-    style(fig, title, "KV bytes per token [kB], all layers", "", log_x=False, log_y=False,
+        fig.add_annotation(x=np.log10(vals[i] / 1e3), y=highlight, text="◀ current model", showarrow=False,
+                           xanchor="left", xshift=8, font={"size": FONT_SIZE - 3, "color": "#D62728"})
+    # Log x: the few kB a price tier implies and the hundreds of kB of today's open models on one axis.
+    style(fig, title, "KV bytes per token [kB], all layers (log scale)", "", log_x=True, log_y=False,
           height=140 + 34 * len(names))
-    fig.update_yaxes(categoryorder="array", categoryarray=[names[i] for i in order])
+    # style() sets a linear y axis; model names need a category axis
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=[names[i] for i in order])
+    xs = [x for x in [*(vals / 1e3), *ref_x] if np.isfinite(x) and x > 0]
+    if xs:  # room on the right for the "current model" label
+        fig.update_xaxes(range=[np.log10(min(xs) / 1.5), np.log10(max(xs) * 2.5)])
     fig.update_layout(hovermode="closest", barmode="overlay", margin={"l": 260})
     return fig

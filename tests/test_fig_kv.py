@@ -1,0 +1,144 @@
+"""The KV-cache page's figure builders, without Streamlit: traces, markers, heatmap categories, bars."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from ui import fig_kv
+from ui.figures import BOUND_COLORS, BOUND_LABELS
+
+CTX = np.geomspace(128, 1e7, 50)
+
+
+def _cost_fig(markers, tier=None, fits=None):
+    usd = np.where(CTX < 5e3, 1.0, CTX / 5e3)            # flat, then linear
+    bound = np.where(CTX < 5e3, "weights", "kv")
+    fits = np.ones(CTX.shape, bool) if fits is None else fits
+    return fig_kv.cost_vs_context(CTX, usd, fits, bound, markers=markers, t_now=8192.0, usd_now=1.6, tier=tier)
+
+
+def _vline_xs(fig: go.Figure) -> list[float]:
+    """x of every vertical line shape (vrects from the bound shading have x0 != x1)."""
+    return [s.x0 for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
+
+
+def test_cost_vs_context_markers_at_their_contexts_and_off_range_ones_left_out():
+    fig = _cost_fig([("KV = weights", 6733.0, "orange"), ("KV = compute", 1459.0, "black"),
+                     ("beyond", 9e7, "red"), ("never", np.inf, "red")])
+    assert sorted(_vline_xs(fig)) == pytest.approx([1459.0, 6733.0])
+    texts = [a.text for a in fig.layout.annotations]
+    assert "KV = weights" in texts and "KV = compute" in texts and "beyond" not in texts
+    # The labels are staggered (different heights), so they do not overlap.
+    ys = {a.text: a.y for a in fig.layout.annotations if a.text in ("KV = weights", "KV = compute")}
+    assert ys["KV = weights"] != ys["KV = compute"]
+    # Log–log, the x range pinned to the swept contexts (shapes must not stretch it).
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert list(fig.layout.xaxis.range) == pytest.approx([np.log10(128), 7.0])
+    assert "context T (tokens)" in fig.layout.xaxis.title.text
+    assert "$" in fig.layout.yaxis.title.text
+
+
+def test_cost_vs_context_traces_and_current_point():
+    fits = CTX < 1e6
+    fig = _cost_fig([], fits=fits)
+    names = [t.name for t in fig.data]
+    assert names == ["roofline cost, $/Mtok", "does not fit in HBM", "current T"]
+    cur = fig.data[-1]
+    assert list(cur.x) == [8192.0] and list(cur.y) == [1.6]
+    # Fitting part drawn in black, the rest grey; nan elsewhere so they do not overlap.
+    fit_y = np.asarray(fig.data[0].y, float)
+    assert np.all(np.isnan(fit_y[~fits]))
+
+
+def test_cost_vs_context_tier_overlay_is_a_price_step_at_the_threshold():
+    tier = fig_kv.Tier("Gemini 2.5 Pro", 200e3, 10.0, 15.0)
+    fig = _cost_fig([], tier=tier)
+    step = next(t for t in fig.data if t.name == "Gemini 2.5 Pro (list price)")
+    assert list(step.x) == pytest.approx([128, 200e3, 200e3, 1e7])
+    assert list(step.y) == [10.0, 10.0, 15.0, 15.0]
+    assert 200e3 in _vline_xs(fig)
+    # A tier without long-context prices still gets its threshold line, but no step.
+    fig = _cost_fig([], tier=fig_kv.Tier("x", 200e3))
+    assert 200e3 in _vline_xs(fig) and not any("list price" in (t.name or "") for t in fig.data)
+
+
+def _map(fits=None):
+    batch = np.array([1.0, 8.0, 64.0, 512.0])
+    ctx = np.array([1e3, 1e4, 1e5, 1e6])
+    bound = np.array([["weights", "weights", "kv", "kv"],
+                      ["weights", "weights", "kv", "kv"],
+                      ["compute", "weights", "kv", "kv"],
+                      ["compute", "kv", "kv", "kv"]])
+    cross = np.array([2e6, 3e5, 4e4, np.inf])
+    return batch, ctx, bound, fig_kv.bound_map(batch, ctx, bound, fits, crossover=cross, never_context=2e3,
+                                               now=(64.0, 8192.0))
+
+
+def test_bound_map_categories_colours_and_lines():
+    batch, ctx, bound, fig = _map()
+    heat = fig.data[0]
+    assert heat.type == "heatmap"
+    z = np.asarray(heat.z, float)
+    order = [b for b in BOUND_COLORS if np.any(bound == b)]          # compute, weights, kv
+    assert order == ["compute", "weights", "kv"]
+    for i, b in enumerate(order):
+        assert np.all(z[bound == b] == i)
+        # The colour scale maps category i to that bound's colour.
+        assert any(c == BOUND_COLORS[b] and i / 3 <= s <= (i + 1) / 3 for s, c in heat.colorscale)
+    assert np.asarray(heat.customdata)[0, 0] == BOUND_LABELS["weights"]
+    legend = [t.name for t in fig.data[1:]]
+    assert {BOUND_LABELS[b] for b in order} <= set(legend)
+    line = next(t for t in fig.data if t.name == "KV fetch = weight fetch")
+    # Only crossovers inside the context range are drawn (2e6 and inf are not).
+    assert list(line.x) == [3e5, 4e4] and list(line.y) == [8.0, 64.0]
+    assert 2e3 in _vline_xs(fig)
+    now = fig.data[-1]
+    assert list(now.x) == [8192.0] and list(now.y) == [64.0]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+def test_bound_map_marks_cells_that_do_not_fit():
+    batch, ctx, bound, fig = _map()
+    assert not any(t.name == "does not fit in HBM" for t in fig.data)
+    fits = np.ones(bound.shape, bool)
+    fits[3, 3] = False
+    _, _, _, fig = _map(fits)
+    over = next(t for t in fig.data if t.type == "heatmap" and t.name == "does not fit in HBM")
+    z = np.asarray(over.z, float)
+    assert z[3, 3] == 1 and np.isnan(z[0, 0])
+    # The edge: the largest batch that fits in each context column (none where every batch fits).
+    edge = next(t for t in fig.data if t.name == "HBM full above")
+    assert np.isnan(np.asarray(edge.y, float)[:3]).all() and edge.y[3] == 64.0
+
+
+def test_kv_bars_sorted_coloured_and_highlighted():
+    names = ["Llama 3.1 70B", "DeepSeek-V3", "gpt-oss-120b", "Llama 3.1 405B"]
+    vals = [327_680, 70_272, 36_864, 516_096]
+    kinds = ["GQA", "MLA", "GQA + windowed", "GQA"]
+    fig = fig_kv.kv_per_token_bars(names, vals, kinds, "Llama 3.1 70B", "t",
+                                   refs=[("tier implies 3,386 B", 3386.0, "purple")])
+    # Category order ascending: plotly puts the first at the bottom, so the largest is on top.
+    assert list(fig.layout.yaxis.categoryarray) == ["gpt-oss-120b", "DeepSeek-V3", "Llama 3.1 70B",
+                                                   "Llama 3.1 405B"]
+    assert fig.layout.yaxis.type == "category"
+    bars = {t.name: t for t in fig.data if t.type == "bar"}
+    assert set(bars) == {"GQA", "MLA", "GQA + windowed"}
+    assert bars["MLA"].marker.color == fig_kv.KIND_COLORS["MLA"]
+    gqa = bars["GQA"]
+    assert list(gqa.y) == ["Llama 3.1 70B", "Llama 3.1 405B"]
+    assert list(gqa.x) == pytest.approx([327.68, 516.096])          # kB
+    assert list(gqa.marker.line.width) == [4, 0]                     # only the current model outlined
+    assert list(bars["MLA"].marker.line.width) == [0]
+    assert any(a.text == "◀ current model" and a.y == "Llama 3.1 70B" for a in fig.layout.annotations)
+    # Reference line at 3.386 kB, named in the legend.
+    assert 3.386 in [pytest.approx(x) for x in _vline_xs(fig)]
+    assert any(t.name == "tier implies 3,386 B" for t in fig.data)
+    assert fig.layout.xaxis.type == "log" and "kB" in fig.layout.xaxis.title.text
+
+
+def test_kv_bars_sparse_read_markers():
+    fig = fig_kv.kv_per_token_bars(["a", "b"], [2e3, 1e3], ["GQA", "MLA"], None, "t",
+                                   read_per_token=[1e3, 0.5e3], read_label="read (sparse)")
+    dia = next(t for t in fig.data if t.name == "read (sparse)")
+    assert list(dia.y) == ["b", "a"] and list(dia.x) == pytest.approx([0.5, 1.0])
+    assert not any(a.text == "◀ current model" for a in fig.layout.annotations)
