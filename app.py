@@ -1,6 +1,8 @@
 """roofline — why LLM tokens cost what they cost.  Entry point: `streamlit run app.py`.
 
 Page config, the shared sidebar dials (seeded from and written back to the URL), navigation.
+The chapter scripts live in views/: a folder named pages/ would put Streamlit into its
+folder-discovery mode at start-up, and the first deep link (/kv-cache) would show "Page not found".
 """
 
 import logging
@@ -13,9 +15,9 @@ from ui.view import render_sidebar
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 
 PAGES = [
-    st.Page("pages/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
-    st.Page("pages/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
-    st.Page("pages/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
+    st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
+    st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
+    st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
 ]
 
 dials.begin_run()

@@ -1,10 +1,8 @@
 """AppTest helpers: build the app, switch pages, read charts.
 
-Why the patch below: Streamlit 1.67's AppTest resets `PagesManager.uses_pages_directory` to None
-before every run, and a fresh PagesManager then sets it from whether a `pages/` folder exists.
-This app has `pages/` but routes with `st.navigation` (which, in a real server, switches the
-pages-directory mode off for good).  Without the patch every AppTest rerun after the first runs
-only the page script — no sidebar, no URL sync.  The patch restores what the server does.
+The chapter scripts live in `views/`, not `pages/`: with a `pages/` folder present Streamlit
+starts in folder-discovery mode, so the first deep link after a server start (/kv-cache) pops a
+"Page not found" dialog, and AppTest reruns run only the page script (no sidebar, no URL sync).
 """
 
 from __future__ import annotations
@@ -12,22 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from streamlit.runtime import pages_manager as _pm
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
-_orig_init = _pm.PagesManager.__init__
-
-
-def _init(self, *args, **kwargs):
-    _orig_init(self, *args, **kwargs)
-    _pm.PagesManager.uses_pages_directory = False  # the app uses st.navigation, as the server sees
-
-
-_pm.PagesManager.__init__ = _init
-
-PAGES = {"batch": "pages/batch.py", "fast-mode": "pages/fast_mode.py", "kv-cache": "pages/kv_cache.py"}
+PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
