@@ -1,0 +1,158 @@
+"""Real-browser user stories: the app in Debian's Chromium, driven by Playwright.
+
+Each story opens the running app (one `streamlit run app.py` per xdist worker, on a free port) in a
+fresh browser context.  Missing /usr/bin/chromium fails every test with a message; nothing skips.
+
+    python -m pytest -q -m browser tests/test_browser.py
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
+
+from tests.browser import (
+    MISSING_CHROMIUM,
+    RUN_TIMEOUT_MS,
+    VIEWPORT,
+    app_page,
+    app_url,
+    arm_plot_observer,
+    chromium_browser,
+    chromium_path,
+    open_app,
+    page_problems,
+    press_and_time,
+    require_chromium,
+    slider_thumb,
+    wait_for_app_run,
+)
+
+# The fixtures are used by name; importing them here is how pytest finds them (tests/conftest.py
+# is not ours to edit).
+__all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
+
+pytestmark = pytest.mark.browser
+
+PAGES = {"/": "Batch", "/fast-mode": "Fast mode", "/kv-cache": "KV cache"}
+CHART_TIMEOUT_MS = 10_000  # counted after the script run has ended
+
+# A fingerprint of every drawn Plotly figure's data (Plotly keeps it on the graph div as `.data`).
+PLOT_DATA_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+  .map(g => JSON.stringify(g.data || null))"""
+
+
+def _query(url: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(url).query)
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path or "/"
+
+
+def _cost_metric(page) -> str:
+    metric = page.get_by_test_id("stMain").get_by_test_id("stMetric").filter(has_text="Cost").first
+    return metric.get_by_test_id("stMetricValue").inner_text()
+
+
+def _assert_clean(page, what: str) -> None:
+    problems = page_problems(page)
+    assert not problems, f"{what}: " + "; ".join(problems)
+
+
+def _active_nav(page) -> str:
+    link = page.get_by_test_id("stSidebarNavLink").and_(page.locator("[aria-current='page']"))
+    return link.inner_text().strip()
+
+
+def test_debian_chromium_is_installed():
+    """The browser stories need /usr/bin/chromium; without it this fails (and the stories error), never skips."""
+    try:
+        require_chromium()
+    except RuntimeError:
+        ok = False
+    else:
+        ok = True
+    if not ok:
+        pytest.fail(MISSING_CHROMIUM, pytrace=False)
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
+    """A visitor opening any page sees at least one Plotly chart, and never an exception or traceback."""
+    open_app(app_page, app_url + path, charts=False)
+    try:
+        app_page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=CHART_TIMEOUT_MS)
+    except PlaywrightTimeoutError:
+        headings = app_page.get_by_test_id("stMain").locator("h1").all_inner_texts()
+        pytest.fail(f"{path}: no Plotly chart (.js-plotly-plot) visible after {CHART_TIMEOUT_MS / 1000:g} s; "
+                    f"page headings: {headings}", pytrace=False)
+    assert _path(app_page.url) == path, f"opened {path}, the app moved to {app_page.url}"
+    assert PAGES[path] in _active_nav(app_page)
+    _assert_clean(app_page, path)
+
+
+def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app_page, app_url, chromium_browser):
+    """A user nudges the batch dial with the keyboard: the chart redraws, the URL says b=96,
+    and that URL opened in a fresh browser shows the same dial and the same cost."""
+    page = app_page
+    open_app(page, app_url + "/")
+    thumb = slider_thumb(page, "Batch")
+    expect(thumb).to_have_count(1)
+    expect(thumb).to_have_attribute("aria-valuetext", "64")
+    assert "b" not in _query(page.url), f"the default batch must stay out of the URL: {page.url}"
+    cost_before = _cost_metric(page)
+    data_before = page.evaluate(PLOT_DATA_JS)
+
+    arm_plot_observer(page)
+    thumb.focus()
+    press_and_time(page, thumb, "ArrowRight", timeout=RUN_TIMEOUT_MS)  # raises if no chart changed
+    wait_for_app_run(page)
+
+    expect(thumb).to_have_attribute("aria-valuetext", "96")
+    expect(page).to_have_url(re.compile(r"[?&]b=96(&|$)"))
+    assert _query(page.url) == {"b": ["96"]}, f"only the moved dial belongs in the URL: {page.url}"
+    data_after = page.evaluate(PLOT_DATA_JS)
+    assert data_after != data_before, "the chart's DOM changed but no figure's data did"
+    cost_after = _cost_metric(page)
+    assert cost_after != cost_before, f"cost metric did not follow the batch dial ({cost_before})"
+    _assert_clean(page, "after moving the batch dial")
+
+    shared = page.url
+    context = chromium_browser.new_context(viewport=VIEWPORT)
+    try:
+        fresh = context.new_page()
+        open_app(fresh, shared)
+        expect(slider_thumb(fresh, "Batch")).to_have_attribute("aria-valuetext", "96")
+        assert _cost_metric(fresh) == cost_after, "the shared link shows a different cost"
+        assert _query(fresh.url) == {"b": ["96"]}, f"the shared link lost its parameter: {fresh.url}"
+        _assert_clean(fresh, f"opening the shared link {shared}")
+    finally:
+        context.close()
+
+
+def test_garbled_url_shows_a_notice_not_a_traceback(app_page, app_url):
+    """Someone pastes a mangled link: the app names the bad parameters and falls back to defaults."""
+    open_app(app_page, app_url + "/?b=abc&foo=1")
+    notices = app_page.get_by_test_id("stAlert")
+    expect(notices.filter(has_text="URL parameter 'b'")).to_have_count(1)
+    expect(notices.filter(has_text="'foo'")).to_have_count(1)
+    expect(slider_thumb(app_page, "Batch")).to_have_attribute("aria-valuetext", "64")
+    _assert_clean(app_page, "/?b=abc&foo=1")
+
+
+def test_shared_link_keeps_its_page(app_page, app_url):
+    """A link to the KV page with a context opens the KV page with that context, and its share box
+    offers a link to the same page."""
+    open_app(app_page, app_url + "/kv-cache?ctx=200000", charts=False)
+    assert _path(app_page.url) == "/kv-cache", f"the link landed on {app_page.url}"
+    assert _query(app_page.url) == {"ctx": ["200000"]}
+    assert "KV cache" in _active_nav(app_page)
+    expect(slider_thumb(app_page, "Context")).to_have_attribute("aria-valuetext", "200k")
+    share = app_page.get_by_test_id("stSidebar").get_by_test_id("stCode").last
+    expect(share).to_contain_text("/kv-cache?ctx=200000")
+    _assert_clean(app_page, "/kv-cache?ctx=200000")
