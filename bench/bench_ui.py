@@ -81,6 +81,7 @@ class Target:
     label: str = ""
     times: list[float] = field(default_factory=list)
     misses: int = 0
+    miss_notes: list[str] = field(default_factory=list)
     n_pressed: int = 0
 
 
@@ -96,12 +97,15 @@ def move(t: Target) -> float | None:
     """
     key = "ArrowRight" if t.n_pressed % 2 == 0 else "ArrowLeft"
     t.n_pressed += 1
+    before = t.thumb.get_attribute("aria-valuetext")
     try:
         ms = press_and_time(t.page, t.thumb, key, timeout=MOVE_TIMEOUT_MS)
     except PlaywrightTimeoutError:
         ms = None
     with contextlib.suppress(PlaywrightTimeoutError):
         wait_for_app_run(t.page)
+    if ms is None:
+        t.miss_notes.append(f"{key} {before}→{t.thumb.get_attribute('aria-valuetext')}")
     t.page.wait_for_timeout(PAUSE_MS)
     return ms
 
@@ -201,7 +205,8 @@ def main() -> int:
 
     print("keypress → first chart change (ms), MutationObserver on .js-plotly-plot")
     for t, p50, p95, ratio in rows:
-        extra = f", {t.misses} moves with no chart change" if t.misses else ""
+        extra = (f", {t.misses} moves with no chart change within {MOVE_TIMEOUT_MS / 1000:g} s "
+                 f"({'; '.join(t.miss_notes[-t.misses:])})" if t.misses else "")
         print(f"  {t.name:<12} slider {t.label!r:<10} n={len(t.times):>3}  p50 {p50:7.1f}  p95 {p95:7.1f}  "
               f"min {min(t.times, default=math.nan):6.1f}  max {max(t.times, default=math.nan):7.1f}  "
               f"p50/p50_min {ratio:5.2f}{extra}")

@@ -55,7 +55,10 @@ def _path(url: str) -> str:
 
 
 def _cost_metric(page) -> str:
-    metric = page.get_by_test_id("stMain").get_by_test_id("stMetric").filter(has_text="Cost").first
+    """The batch page's cost metric ($/Mtok): the label starts with "Cost" (not "Unbatched cost ÷ best")."""
+    label = page.get_by_test_id("stMetricLabel").get_by_text(re.compile(r"^Cost\b"))
+    metric = page.get_by_test_id("stMain").get_by_test_id("stMetric").filter(has=label)
+    expect(metric).to_have_count(1)
     return metric.get_by_test_id("stMetricValue").inner_text()
 
 
