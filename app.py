@@ -22,14 +22,16 @@ PAGES = [
 
 dials.begin_run()
 page = st.navigation(PAGES)
+notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
 try:
     render_sidebar()
-    dials.show_notices()
     page.run()
 except Exception as exc:  # never a traceback in front of a user; the dials stay usable
     logging.getLogger("roofline").exception("page failed")
     st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
              "Change a dial or open the page without URL parameters.")
+with notice_box:
+    dials.show_notices()
 dials.write_url()
 with st.sidebar:
     st.divider()

@@ -107,4 +107,4 @@ def test_unbatched_ratio_is_the_lecture_thousandfold():
 def test_equation_shows_todays_numbers():
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72"})
     tex = " ".join(l.value for l in at.latex)
-    assert "300 \\times 8" in tex and "2,400" in tex
+    assert "300 \\times 8" in tex and "2{,}400" in tex

@@ -244,6 +244,8 @@ def share_link() -> str:
     from urllib.parse import urlencode
     try:
         base = (st.context.url or "").split("?")[0]
+        if base and base.count("/") == 2:  # "http://host:port" → "http://host:port/"
+            base += "/"
     except Exception:
         base = ""
     try:

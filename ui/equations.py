@@ -24,3 +24,10 @@ def params(x: float) -> str:
         if abs(x) >= div:
             return rf"{x / div:.3g}\text{{{p}}}"
     return f"{x:.3g}"
+
+
+def tex_int(x: float) -> str:
+    """2400 → '2{,}400' (KaTeX puts a space after a bare comma)."""
+    if x is None or not math.isfinite(x):
+        return r"\infty"
+    return f"{x:,.0f}".replace(",", "{,}")

@@ -6,7 +6,7 @@ import streamlit as st
 from model import decode_step, system_balance_batch
 from ui import figures
 from ui.dials import BATCH_OPTIONS
-from ui.equations import params, tex_num
+from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, seconds, usd
 from ui.view import current_view, show_view_notes, system_caption
 
@@ -45,12 +45,12 @@ st.markdown("**The balance batch** — weight fetch time equals matmul time (KV 
             "the lecture's *≈ 300 × sparsity*.")
 st.latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}"
          rf"\cdot\frac{{\text{{bytes/param}}}}{{2}} = {F / bw:.0f} \times {s.model.sparsity:.3g}"
-         rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {b_star0:,.0f}")
+         rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {tex_int(b_star0)}")
 kv_t = float(s.kv_read(T)) if T > 0 else 0.0
 if np.isfinite(b_star_kv):
-    st.latex(rf"B^*(T{{=}}{T:,.0f}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
+    st.latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
              rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
-             rf"{tex_num(kv_t / bw, 's')}}} = {b_star_kv:,.0f}")
+             rf"{tex_num(kv_t / bw, 's')}}} = {tex_int(b_star_kv)}")
 else:
     st.latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
              rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"

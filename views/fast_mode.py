@@ -39,7 +39,6 @@ seed = offers.get(default_offer)
 S0 = float(np.clip(seed.fast_speedup, 1.01, 100)) if seed else 2.0
 Pm0 = float(np.clip(seed.fast_price_multiple, 1.01, 1000)) if seed else 2.0
 
-notes_before = list(st.session_state.get(dials.NOTICES_KEY, []))
 page_dial(choice_dial("fm", ["quote", "batches"], "quote", PAGE))
 page_dial(choice_dial("offer", [*offers, "custom"], default_offer, PAGE))
 page_dial(number_dial("S", 1.01, 100, S0, PAGE))
@@ -47,10 +46,6 @@ page_dial(number_dial("Pm", 1.01, 1000, Pm0, PAGE))
 # Batches-mode defaults: near the default quote's solution on the default system (H100 × Llama-70B, 8k).
 page_dial(choice_dial("bs", BATCH_OPTIONS, 96, PAGE))
 page_dial(choice_dial("bf", BATCH_OPTIONS, 6, PAGE))
-# The app shows URL notices before the page runs; this page's own dials are seeded just now.
-for note in st.session_state.get(dials.NOTICES_KEY, []):
-    if note not in notes_before:
-        st.warning(note, icon="⚠️")
 
 
 def _offer_label(key: str) -> str:

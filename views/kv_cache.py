@@ -8,7 +8,7 @@ from model.economics import kv_bytes_from_crossover
 from model.specs import DTYPE_BYTES
 from ui import dials, fig_kv, figures
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
-from ui.equations import params, tex_num
+from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, tokens, usd
 from ui.view import current_view, show_view_notes, system_caption
 
@@ -27,9 +27,6 @@ st.caption(system_caption(view))
 show_view_notes(view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
-# app.py shows the URL notices before the page runs, so a bad page parameter would only be reported on
-# the next rerun: show the ones these dials add now (app.py shows them, dismissible, from then on).
-n_notices = len(st.session_state.get(dials.NOTICES_KEY, []))
 d_sa = dials.page_dial(dials.choice_dial("sa", ["dense", "sqrt"], "dense", PAGE))
 d_knee = dials.page_dial(dials.number_dial("knee", 1, T_MAX, 2048.0, PAGE))
 d_tier = None
@@ -37,8 +34,6 @@ if tier_keys:
     d_tier = dials.page_dial(dials.choice_dial(
         "tier", tier_keys, "gemini-2.5-pro" if "gemini-2.5-pro" in tier_keys else tier_keys[0], PAGE))
 d_na = dials.page_dial(dials.number_dial("na", 0.1, 100_000, LECTURE_NA / 1e9, PAGE))
-for note in st.session_state.get(dials.NOTICES_KEY, [])[n_notices:]:
-    st.warning(note, icon="⚠️")
 
 k = st.columns([1.3, 1, 1.5, 1])
 k[0].radio("Attention reads", ["dense", "sqrt"], key="sa", horizontal=True,
@@ -71,11 +66,6 @@ kv_tok = kv.full_bytes_per_token                 # growth per extra token of con
 windowed = kv.window_bytes_per_token > 0
 closed_form = not sparse and not windowed
 F, bw, W, Na = s.flops, s.hbm_bandwidth, s.weight_bytes, s.model.active_params
-
-
-def tex_int(x: float) -> str:
-    """An integer for KaTeX with thousands separators that do not add math spacing (6{,}733)."""
-    return rf"{x:,.0f}".replace(",", "{,}") if np.isfinite(x) else r"\infty"
 
 
 def where_words(t: float) -> str:
