@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import economics, presets, training
+from . import cluster, economics, presets, training
 from .roofline import (
     System,
     auto_chips,
@@ -476,6 +476,85 @@ def cmd_presets(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return data, "\n".join(out)
 
 
+def cmd_layout(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
+                     batch=a.batch, context=a.context)
+    m = s.model
+    changes = {k: v for k, v in (("n_experts", a.experts), ("experts_per_token", a.experts_per_token)) if v is not None}
+    try:
+        if changes:
+            m = m.with_(**changes)
+            s = System(s.hardware, m, s.precision, s.deployment)
+        if not m.is_moe:
+            raise CLIError("layout: the model has no routed experts (give --experts and --experts-per-token, "
+                           "or an MoE model preset)")
+        if m.d_model is None:
+            raise CLIError("layout: the model's d_model is unknown (use an MoE model preset or a model file)")
+        gpus = a.gpus if a.gpus is not None else s.deployment.chips
+        if a.gpus is not None:
+            a.chips = a.gpus  # reported as given, not auto
+        s = s.with_(chips=gpus)
+        domain = a.domain if a.domain is not None else s.hardware.scaleup_domain_chips
+        at = cluster.moe_alltoall(s, a.batch, activation_bytes=a.activation_bytes, domain=int(domain))
+        r = decode_step(s, a.batch, a.context, t_comm=at.t_comm_s)
+    except ValueError as e:
+        raise CLIError(f"layout: {e}") from None
+    data = {
+        "inputs": _system_summary(s, a), "batch": a.batch, "context": a.context, "gpus": gpus,
+        "domain": domain, "experts": m.n_experts, "experts_per_token": m.experts_per_token,
+        "experts_per_gpu": float(cluster.experts_per_gpu(m.n_experts, gpus)),
+        "expected_distinct_experts": float(cluster.expected_distinct_experts(m.n_experts, m.experts_per_token,
+                                                                              a.batch)),
+        "alltoall_bytes_per_token": cluster.alltoall_bytes_per_token(m, a.activation_bytes),
+        "alltoall_bytes_per_step": float(at.bytes_per_step), "alltoall_bytes_per_gpu": float(at.bytes_per_gpu),
+        "share_scaleup": float(at.share_scaleup), "share_scaleout": float(at.share_scaleout),
+        "domains_spanned": float(at.domains), "t_scaleup_s": float(at.t_scaleup_s),
+        "t_scaleout_s": float(at.t_scaleout_s), "t_comm_s": float(at.t_comm_s),
+        "t_step_s": float(r.t_step_s), "bound": str(r.bound), "usd_per_mtok": float(r.usd_per_mtok),
+    }
+    text = _kv_lines([
+        ("experts per GPU", data["experts_per_gpu"]),
+        ("distinct experts touched per layer", data["expected_distinct_experts"]),
+        ("all-to-all bytes per step", data["alltoall_bytes_per_step"]), ("… per GPU", data["alltoall_bytes_per_gpu"]),
+        ("share over scale-out", data["share_scaleout"]), ("t scale-up [ms]", data["t_scaleup_s"] * 1e3),
+        ("t scale-out [ms]", data["t_scaleout_s"] * 1e3), ("t_comm [ms]", data["t_comm_s"] * 1e3),
+        ("step with t_comm [ms]", data["t_step_s"] * 1e3), ("bound", data["bound"])])
+    return data, _header(data["inputs"]) + f"\nB = {a.batch:g}, T = {a.context:g}, G = {gpus:g} GPUs, " \
+        f"domain {domain:g}\n\n" + text
+
+
+def cmd_pipeline(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
+                     batch=a.micro_batch, context=a.context)
+    P = np.asarray(a.stages, float)
+    try:
+        pm = cluster.pipeline(s, a.micro_batch, a.context, P)
+    except ValueError as e:
+        raise CLIError(f"pipeline: {e}") from None
+    hw, m = s.hardware, s.model
+    rows = []
+    for i, p in enumerate(a.stages):
+        row = {"stages": int(p), "weight_bytes_per_chip": float(pm.weight_bytes_per_chip[i]),
+               "kv_bytes_per_chip": float(pm.kv_bytes_per_chip[i]),
+               "hbm_bytes_per_chip": float(pm.total_bytes_per_chip[i]),
+               "fits": bool(pm.total_bytes_per_chip[i] <= hw.hbm_bytes), "latency_s": float(pm.latency_s[i]),
+               "tokens_per_s": float(pm.tokens_per_s[i]),
+               "training_bubble": float(cluster.training_bubble_fraction(p, a.micro_batches or p))}
+        if m.is_moe and m.n_layers and hw.scaleup_bandwidth_bytes_per_s and hw.scaleout_bandwidth_bytes_per_s:
+            row["cut_ratio"] = float(cluster.pipeline_cut_ratio(hw.scaleup_bandwidth_bytes_per_s,
+                                                                 hw.scaleout_bandwidth_bytes_per_s,
+                                                                 m.experts_per_token, m.n_layers / p))
+        rows.append(row)
+    data = {"inputs": _system_summary(s, a), "micro_batch": a.micro_batch, "context": a.context,
+            "rows": rows}
+    table = _table(["P", "weights/chip GB", "KV/chip GB", "HBM/chip GB", "fits", "latency ms", "tok/s",
+                    "cut ratio", "train bubble"],
+                   [[r["stages"], r["weight_bytes_per_chip"] / 1e9, r["kv_bytes_per_chip"] / 1e9,
+                     r["hbm_bytes_per_chip"] / 1e9, r["fits"], r["latency_s"] * 1e3, r["tokens_per_s"],
+                     r.get("cut_ratio"), r["training_bubble"]] for r in rows])
+    return data, _header(data["inputs"]) + f"\nmicro-batch b = {a.micro_batch:g}, T = {a.context:g}\n\n" + table
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m model", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", metavar="SUBCOMMAND", parser_class=_Parser)
@@ -514,6 +593,25 @@ def make_parser() -> argparse.ArgumentParser:
                     help="inference inefficiency multiple (≥ 1; 3 = decode at 1/3 MFU)")
     sp.add_argument("--chinchilla-tokens-per-param", type=_number("--chinchilla-tokens-per-param", 0, lo_open=True),
                     default=20.0)
+    sp = add("layout", cmd_layout, "MoE experts over G GPUs: experts per GPU, all-to-all bytes and time per step")
+    sp.add_argument("--batch", type=_number("--batch", 1), default=1.0)
+    sp.add_argument("--context", type=_number("--context", 0), default=0.0)
+    sp.add_argument("--experts", type=_number("--experts", 1, integer=True), help="routed experts E (default: model)")
+    sp.add_argument("--experts-per-token", type=_number("--experts-per-token", 1, integer=True),
+                    help="k (default: model)")
+    sp.add_argument("--gpus", type=_number("--gpus", 1, integer=True), help="GPUs the expert layer spans (default: C)")
+    sp.add_argument("--domain", type=_number("--domain", 1, integer=True),
+                    help="scale-up domain size in chips (default: the chip preset's)")
+    sp.add_argument("--activation-bytes", type=_number("--activation-bytes", 0, lo_open=True), default=2.0,
+                    help="bytes per dispatched activation element (default 2, bf16)")
+    sp = add("pipeline", cmd_pipeline, "weights and KV per chip, latency and cut check against pipeline stages")
+    sp.add_argument("--stages", type=_number_list("--stages", 1, integer=True), default=[1.0, 2.0, 4.0, 8.0],
+                    help="e.g. 1,2,4,8")
+    sp.add_argument("--micro-batch", type=_number("--micro-batch", 1), default=1.0,
+                    help="sequences per micro-batch b (P micro-batches in flight)")
+    sp.add_argument("--micro-batches", type=_number("--micro-batches", 1, integer=True),
+                    help="training micro-batches for the bubble (default: P)")
+    sp.add_argument("--context", type=_number("--context", 0), default=0.0)
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
     sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price"])
     return p
@@ -544,7 +642,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         a = parser.parse_args(_glue_dash_values(list(sys.argv[1:] if argv is None else argv)))
         if not getattr(a, "cmd", None):
             raise CLIError("a subcommand is required: choose from step, balance, fast-mode, kv-from-price, "
-                           "overtrain, presets (see `python -m model --help`)")
+                           "overtrain, layout, pipeline, presets (see `python -m model --help`)")
         data, text = a.func(a)
     except CLIError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -555,6 +653,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:  # a spec's own range check, worded with field and range
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except Exception as e:  # a bug of ours: still one line, never a traceback
+        print(f"error: internal error ({type(e).__name__}: {e}); please report the command line", file=sys.stderr)
+        return 1
     try:
         print(json.dumps(_clean(data), allow_nan=False) if getattr(a, "json", False) else text)
         sys.stdout.flush()

@@ -502,3 +502,63 @@ def test_subprocess_json_round_trip():
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     assert json.loads(p.stdout)["kv_bytes_per_token"] == pytest.approx(1666.6667, rel=1e-7)
+
+
+# ---------------------------------------------------------------- layout and pipeline (issue 4)
+
+def test_layout_deepseek_on_a_gb200_rack(capsys):
+    d = run_json(capsys, "layout", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "64",
+                 "--batch", "2048", "--context", "4096")
+    # 256 experts over 64 GPUs = 4 each (lecture §2.9); per token 2·8·7168·2 B·58 layers = 13,303,808 B.
+    assert d["experts_per_gpu"] == 4
+    assert d["alltoall_bytes_per_token"] == 2 * 8 * 7168 * 2 * 58
+    assert d["alltoall_bytes_per_step"] == pytest.approx(2048 * 13_303_808)
+    # Inside the 72-GPU domain: 63/64 of each GPU's bytes on NVLink at 900 GB/s, none on the NIC.
+    assert d["share_scaleout"] == 0
+    assert d["t_scaleup_s"] == pytest.approx(2048 * 13_303_808 / 64 * 63 / 64 / 900e9)
+    assert d["t_comm_s"] == d["t_scaleup_s"]
+
+
+def test_layout_leaving_the_rack_crosses_scaleout(capsys):
+    d = run_json(capsys, "layout", "--hardware", "gb200", "--model", "deepseek-v3", "--gpus", "144",
+                 "--batch", "2048")
+    # 144 GPUs = 2 racks: (144 − 72)/144 = half of each GPU's traffic over the 400 Gb/s (50 GB/s) NIC.
+    assert d["share_scaleout"] == 0.5 and d["domains_spanned"] == 2
+    assert d["t_scaleout_s"] == pytest.approx(2048 * 13_303_808 / 144 * 0.5 / 50e9)
+    assert d["inputs"]["chips"] == 144 and d["inputs"]["chips_auto"] is False
+
+
+def test_layout_needs_an_moe_model(capsys):
+    line = run_error(capsys, "layout", "--hardware", "h100", "--model", "llama-3.1-70b")
+    assert "no routed experts" in line
+
+
+def test_pipeline_kv_per_chip_is_constant(capsys):
+    d = run_json(capsys, "pipeline", "--hardware", "h100", "--model", "llama-3.1-405b", "--chips", "8",
+                 "--micro-batch", "16", "--context", "8192", "--stages", "1,2,4,8", "--hop-latency", "3e-3")
+    rows = d["rows"]
+    # Weights 405.9e9 · 2 B over 8·P chips; KV 16 · 8192 · 516,096 B over 8 chips whatever P is.
+    for r, P in zip(rows, (1, 2, 4, 8), strict=True):
+        assert r["weight_bytes_per_chip"] == pytest.approx(405.9e9 * 2 / (8 * P), rel=1e-3)
+        assert r["kv_bytes_per_chip"] == pytest.approx(16 * 8192 * 516_096 / 8)
+        assert r["training_bubble"] == pytest.approx((P - 1) / (2 * P - 1))
+    # Latency grows by P hops of 3 ms past P = 1.
+    assert rows[1]["latency_s"] - rows[0]["latency_s"] == pytest.approx(2 * 3e-3)
+    assert [r["fits"] for r in rows] == [False, True, True, True]
+
+
+def test_pipeline_cut_ratio_with_preset_links(capsys):
+    d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "64",
+                 "--micro-batch", "512", "--context", "4096", "--stages", "61")
+    # One layer per stage: (50/900) · 2 · 8 · 1 = 0.889 (< 1: GB200's NIC is 18× slower than NVLink).
+    assert d["rows"][0]["cut_ratio"] == pytest.approx(50 / 900 * 16)
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["layout", "--hardware", "gb200", "--model", "deepseek-v3", "--gpus", "0"], "--gpus"),
+    (["layout", "--hardware", "gb200", "--model", "deepseek-v3", "--experts", "2.5"], "--experts"),
+    (["pipeline", "--hardware", "h100", "--model", "llama-3.1-70b", "--stages", "1,0"], "--stages"),
+    (["pipeline", "--hardware", "h100", "--model", "llama-3.1-70b", "--micro-batch", "nan"], "--micro-batch"),
+])
+def test_layout_and_pipeline_bad_input(capsys, argv, flag):
+    assert flag in run_error(capsys, *argv)
