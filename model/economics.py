@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .roofline import System, _decode_step, decode_step, max_batch_that_fits, system_balance_batch
+from .roofline import ArrayLike, System, _decode_step, decode_step, max_batch_that_fits, system_balance_batch
 
 
 def usd_per_mtok(chips, price_usd_per_hour, t_step_s, tokens_per_step):
@@ -133,3 +133,58 @@ def decode_efficiency_from_price_ratio(output_input_ratio):
     if np.any(r <= 0) or np.any(~np.isfinite(r)):
         raise ValueError("output/input price ratio must be a finite number > 0")
     return 1.0 / r
+
+
+# ---------------------------------------------------------------- memory tiers for a prompt cache
+
+@dataclass(frozen=True)
+class Tier:
+    """One place a KV cache can be held: capacity, read bandwidth and rental cost of one device."""
+
+    name: str
+    capacity_bytes: float
+    bandwidth_bytes_per_s: float
+    usd_per_hour: float
+
+    @property
+    def drain_s(self) -> float:
+        """capacity / bandwidth: the lecture's ~20 ms (HBM), 1–10 s (DDR), ~1 min (flash), ~1 h (disk)."""
+        return self.capacity_bytes / self.bandwidth_bytes_per_s
+
+
+def hold_cost(tier: Tier, kv_bytes: ArrayLike, hold_s: ArrayLike) -> np.ndarray:
+    """USD to keep `kv_bytes` in `tier` for `hold_s` seconds: the share of the device's capacity,
+    for that long, at its rental price (lecture §2.7).  [USD]"""
+    return np.asarray(kv_bytes, float) / tier.capacity_bytes * tier.usd_per_hour / 3600.0 * np.asarray(hold_s, float)
+
+
+def retrieve_cost(tier: Tier, kv_bytes: ArrayLike) -> np.ndarray:
+    """USD to read `kv_bytes` back: the device's time at full bandwidth, at its price (§2.7).  [USD]"""
+    return np.asarray(kv_bytes, float) / tier.bandwidth_bytes_per_s * tier.usd_per_hour / 3600.0
+
+
+def recompute_cost(system, tokens: ArrayLike = 1.0) -> np.ndarray:
+    """USD to rebuild `tokens` tokens of KV with a compute-bound prefill: 2·Na FLOPs per token on
+    chips at F, priced per chip-second (attention's quadratic part left out, as in §2.7).  [USD]"""
+    return (2.0 * system.model.active_params * np.asarray(tokens, float) / system.flops
+            * system.hardware.price_usd_per_hour / 3600.0)
+
+
+@dataclass(frozen=True)
+class TierCosts:
+    hold_s: np.ndarray
+    tier_usd: np.ndarray          # shape (tiers, *hold_s.shape): hold + retrieve, per token
+    recompute_usd: np.ndarray     # per token, independent of hold time
+    names: tuple[str, ...]        # tier names, then "recompute"
+    cheapest: np.ndarray          # index into names for each hold time
+
+
+def cache_tier_costs(tiers: list[Tier], kv_bytes_per_token: float, recompute_usd_per_token: float,
+                     hold_s: ArrayLike) -> TierCosts:
+    """Cost per token of holding a token's KV for `hold_s` in each tier (then reading it back), and
+    of recomputing it instead; the cheapest option at each hold time (ties go to the faster tier)."""
+    t = np.asarray(hold_s, float)
+    per = np.stack([hold_cost(tr, kv_bytes_per_token, t) + retrieve_cost(tr, kv_bytes_per_token) for tr in tiers])
+    rec = np.full(t.shape, float(recompute_usd_per_token))
+    allc = np.concatenate([per, rec[None]], axis=0)
+    return TierCosts(t, per, rec, (*(tr.name for tr in tiers), "recompute"), np.argmin(allc, axis=0))
