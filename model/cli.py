@@ -459,7 +459,7 @@ def cmd_overtrain(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_presets(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    kinds = [a.kind] if a.kind else ["hardware", "model", "price"]
+    kinds = [a.kind] if a.kind else ["hardware", "model", "price", "tier"]
     data: dict[str, Any] = {}
     out = []
     for kind in kinds:
@@ -613,7 +613,7 @@ def make_parser() -> argparse.ArgumentParser:
                     help="training micro-batches for the bubble (default: P)")
     sp.add_argument("--context", type=_number("--context", 0), default=0.0)
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
-    sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price"])
+    sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier"])
     return p
 
 

@@ -12,11 +12,14 @@ In general (KV, pipelining, per-phase mode) the pair is solved numerically from
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .roofline import ArrayLike, System, _decode_step, decode_step, max_batch_that_fits, system_balance_batch
+from .specs import _Spec, num
 
 
 def usd_per_mtok(chips, price_usd_per_hour, t_step_s, tokens_per_step):
@@ -138,13 +141,14 @@ def decode_efficiency_from_price_ratio(output_input_ratio):
 # ---------------------------------------------------------------- memory tiers for a prompt cache
 
 @dataclass(frozen=True)
-class Tier:
+class Tier(_Spec):
     """One place a KV cache can be held: capacity, read bandwidth and rental cost of one device."""
 
     name: str
-    capacity_bytes: float
-    bandwidth_bytes_per_s: float
-    usd_per_hour: float
+    capacity_bytes: float = num("B", doc="capacity of one device")
+    bandwidth_bytes_per_s: float = num("B/s", doc="read bandwidth of one device")
+    usd_per_hour: float = num("USD/h", doc="rental (or amortised purchase + power) cost of one device")
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def drain_s(self) -> float:

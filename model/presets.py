@@ -69,8 +69,14 @@ class PriceOffer(_Spec):
         return self.fast_output_usd_per_mtok / self.output_usd_per_mtok
 
 
-KINDS: dict[str, type[_Spec]] = {"hardware": Hardware, "model": ModelArch, "price": PriceOffer}
-FILES = {"hardware": "hardware.yaml", "model": "models.yaml", "price": "prices.yaml"}
+def _tier_cls() -> type[_Spec]:
+    from .economics import Tier  # economics imports roofline; import late to keep presets light
+    return Tier
+
+
+KINDS: dict[str, type[_Spec]] = {"hardware": Hardware, "model": ModelArch, "price": PriceOffer,
+                                 "tier": _tier_cls()}
+FILES = {"hardware": "hardware.yaml", "model": "models.yaml", "price": "prices.yaml", "tier": "tiers.yaml"}
 
 
 class PresetError(ValueError):

@@ -7,7 +7,7 @@ import pytest
 from model import KVLayout, presets
 from model.presets import PresetError, dump_item, parse_text
 
-KINDS = ("hardware", "model", "price")
+KINDS = ("hardware", "model", "price", "tier")
 
 
 @pytest.mark.parametrize("kind", KINDS)
