@@ -1,10 +1,13 @@
 """ui/fig_fast_mode.py: the Fast Mode page's two-panel figure, as a pure function (no Streamlit)."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 from model import decode_step, system_balance_batch
 from model.economics import fast_mode_batches
+from tests.figure_checks import validate
 from ui import fig_fast_mode as ffm
 
 
@@ -134,3 +137,53 @@ def test_log_axis_ticks_and_batch_text():
     assert ffm._log_axis([[1.0, 30.0]])["dtick"] == "D2"       # 1.5 decades: 1-2-5
     assert ffm._log_axis([[np.nan, -1.0]]) == {}
     assert [ffm.batch_text(b) for b in (6.312, 94.68, 2048.0)] == ["6.31", "94.7", "2,048"]
+
+
+def test_full_figure_validates_and_has_no_magic_keys(setup):
+    """Every feature at once (reference curve and points, both floors, B*, a does-not-fit segment) passes
+    plotly's full validation, and validation changes no key: a nested magic-underscore key such as
+    `title_font` would be expanded to `title.font` here, while the app (no validation) would drop it."""
+    fig = setup["fig"]
+    assert any(t.name == "does not fit in HBM" for t in fig.data)
+    assert np.isfinite(setup["b_star"]) and len(fig.layout.shapes) > 4
+    validate(fig)                                              # full validation; no key may change
+
+
+def test_two_panels_laid_out_by_hand(setup):
+    lay = setup["fig"].layout
+    assert tuple(lay.xaxis.domain) == (0.0, 0.455) and tuple(lay.xaxis2.domain) == (0.545, 1.0)
+    assert lay.xaxis.anchor == "y" and lay.xaxis2.anchor == "y2" and lay.yaxis2.anchor == "x2"
+    assert lay.xaxis.dtick == 1 and lay.xaxis.tickformat == ",~g"
+    # Subplot titles: annotations centred over each panel, just above the plot area, headline-sized.
+    titles = [a for a in lay.annotations if a.text in ("Latency per token", "Cost per token")]
+    assert [(a.xref, a.x, a.yanchor) for a in titles] == [("x domain", 0.5, "bottom"), ("x2 domain", 0.5, "bottom")]
+    assert all(a.y >= 1.0 and a.font.size >= 20 for a in titles)
+    # Each trace sits on one panel; the second panel's traces are not in the legend again.
+    assert {(t.xaxis, t.yaxis) for t in setup["fig"].data} == {("x", "y"), ("x2", "y2")}
+    assert not any(t.showlegend for t in setup["fig"].data if t.xaxis == "x2")
+
+
+def test_bounds_are_shaded_on_both_panels(setup):
+    """make_subplots silently dropped the shading (add_vrect on a subplot with no trace yet); now it is drawn."""
+    fig = setup["fig"]
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert {s.xref for s in rects} == {"x", "x2"}
+    for xref in ("x", "x2"):
+        mine = sorted((s.x0, s.x1) for s in rects if s.xref == xref)
+        assert mine[0][0] == pytest.approx(setup["grid"][0]) and mine[-1][1] == pytest.approx(setup["grid"][-1])
+        assert all(a[1] == pytest.approx(b[0]) for a, b in itertools.pairwise(mine))      # contiguous runs
+    texts = [a.text for a in fig.layout.annotations]
+    assert texts.count("weight-fetch-bound") == 2
+
+
+def test_label_arrows_point_at_the_operating_points(setup):
+    fig, fm = setup["fig"], setup["fm"]
+    for label, b, lat, usd in (("standard", fm.batch_standard, fm.t_step_standard_s, fm.usd_per_mtok_standard),
+                               ("fast", fm.batch_fast, fm.t_step_fast_s, fm.usd_per_mtok_fast)):
+        anns = [a for a in fig.layout.annotations if (a.text or "").startswith(f"<b>{label}</b>")]
+        (left,), (right,) = [a for a in anns if a.xref == "x"], [a for a in anns if a.xref == "x2"]
+        assert left.showarrow and right.showarrow and left.yref == "y" and right.yref == "y2"
+        assert left.x == right.x == pytest.approx(np.log10(b))
+        assert left.y == pytest.approx(np.log10(lat * 1e3)) and right.y == pytest.approx(np.log10(usd))
+        assert left.ax < 0 < right.ax and left.ay < 0 and right.ay < 0        # up-left (latency), up-right (cost)
+        assert left.arrowcolor == right.arrowcolor

@@ -4,8 +4,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from tests.figure_checks import validate
 from ui import fig_kv
 from ui.figures import BOUND_COLORS, BOUND_LABELS
+from ui.plot import Spec
 
 CTX = np.geomspace(128, 1e7, 50)
 
@@ -142,3 +144,55 @@ def test_kv_bars_sparse_read_markers():
     dia = next(t for t in fig.data if t.name == "read (sparse)")
     assert list(dia.y) == ["b", "a"] and list(dia.x) == pytest.approx([0.5, 1.0])
     assert not any(a.text == "◀ current model" for a in fig.layout.annotations)
+
+
+def test_every_builder_validates_with_all_options():
+    """Every builder, with every option the page uses (fits, tier, refs, sparse reads), is a valid figure."""
+    fits = CTX < 1e6
+    markers = [("KV = weights (B = 64)", 6733.0, BOUND_COLORS["weights"]),
+               ("KV = compute: never compute-bound →", 1459.0, "#222"),
+               ("beyond", 9e7, "red"), ("never", np.inf, "red")]
+    for tier in (None, fig_kv.Tier("Gemini 2.5 Pro", 200e3, 10.0, 15.0), fig_kv.Tier("no prices", 200e3)):
+        for f in (None, fits):
+            validate(_cost_fig(markers, tier=tier, fits=f))
+    fig = _cost_fig(markers, tier=fig_kv.Tier("Gemini 2.5 Pro", 200e3, 10.0, 15.0), fits=fits)
+    # Labels on the log x axis are placed at log10(x); shapes at x.
+    ann = {a.text: a for a in fig.layout.annotations}
+    assert ann["KV = weights (B = 64)"].x == pytest.approx(np.log10(6733.0))
+    assert ann["↑ list price steps up"].xanchor == "left"
+
+    # A realistic map: 25 batches × 40 contexts, some cells too big for HBM, and a context past which
+    # the step is never compute-bound.
+    batch, ctx = np.geomspace(1, 4096, 25), np.geomspace(128, 1e7, 40)
+    b, t = np.meshgrid(batch, ctx, indexing="ij")
+    bound = np.where(b * t * 3.2e5 > 1.4e11, "kv", np.where(b > 300, "compute", "weights"))
+    cells_fit = 1.4e11 + b * t * 3.2e5 < 8e11
+    for f in (None, cells_fit):
+        validate(fig_kv.bound_map(batch, ctx, bound, f, crossover=1.4e11 / (batch * 3.2e5), never_context=3e4,
+                                   now=(64.0, 200e3)))
+    validate(fig_kv.bound_map(batch, ctx, bound, ~np.ones(bound.shape, bool), crossover=np.full(batch.shape, np.inf),
+                               never_context=None, now=(64.0, 200e3)))    # nothing fits, no lines
+
+    names = ["Llama 3.1 70B", "DeepSeek-V3", "gpt-oss-120b", "Llama 3.1 405B", "some MQA"]
+    vals = [327_680, 70_272, 36_864, 516_096, 20_000]
+    kinds = ["GQA", "MLA", "GQA + windowed", "GQA", "unknown kind"]
+    fig = fig_kv.kv_per_token_bars(
+        names, vals, kinds, "Llama 3.1 70B", "KV bytes per extra token", notes=[f"note {i}" for i in range(5)],
+        read_per_token=[3e4, 2e4, 1e4, 5e4, 2e3], read_label="read per context token at T = 200k (sparse)",
+        refs=[("tier implies 3,386 B", 3386.0, fig_kv.TIER_COLOR), ("lecture: 2,048 B", 2048.0, "#555"),
+              ("not finite", float("nan"), "red")])
+    validate(fig)
+    assert fig.layout.margin.l == 260 and fig.layout.margin.b == 110       # wide left margin, the rest kept
+    assert fig.layout.barmode == "overlay" and fig.layout.hovermode == "closest"
+    validate(fig_kv.kv_per_token_bars(names, vals, kinds, None, "t"))
+
+
+def test_mark_puts_the_label_left_of_a_line_near_the_right_edge():
+    for x, anchor in ((1e3, "left"), (1e6, "right")):
+        spec = Spec()
+        fig_kv.mark(spec, x, "m", "black", x_range=(1e2, 1e7))
+        spec.layout = {"xaxis": {"type": "log"}}
+        fig = spec.figure()
+        validate(fig)
+        assert fig.layout.annotations[0].xanchor == anchor
+        assert fig.layout.shapes[0].x0 == x and fig.layout.annotations[0].x == pytest.approx(np.log10(x))

@@ -5,15 +5,11 @@ any builder fails this test even though the app skips the check at run time.
 """
 
 import numpy as np
-import plotly.graph_objects as go
 
 from model import decode_step, system_balance_batch
+from tests.figure_checks import validate
 from ui import figures
 from ui.plot import Spec
-
-
-def _validate(fig: go.Figure) -> None:
-    go.Figure(fig.to_dict())  # raises ValueError on any invalid property
 
 
 def test_spec_builds_a_valid_figure_with_template():
@@ -25,17 +21,17 @@ def test_spec_builds_a_valid_figure_with_template():
     s.label(1.5, 0.5, "text")
     s.layout = {"xaxis": {"type": "log"}}
     fig = s.figure()
-    _validate(fig)
+    validate(fig)
     assert fig.layout.template.layout.paper_bgcolor == "white"      # plotly_white applied
     assert fig.layout.annotations[0].x == np.log10(1.5)            # annotations on a log axis take log10
 
 
-def test_shared_builders_validate(sys70):
+def test_shared_buildersvalidate(sys70):
     grid = np.geomspace(1, 65536, 65)
     r = decode_step(sys70, grid, 8192)
     b_star = float(system_balance_batch(sys70, 0))
-    _validate(figures.curve_vs_batch(grid, r.t_step_s, r.fits, r.bound, name="l", unit="ms", title="t",
+    validate(figures.curve_vs_batch(grid, r.t_step_s, r.fits, r.bound, name="l", unit="ms", title="t",
                                      y_title="y [ms]", b_star=b_star, b_now=64.0, y_now=1.0,
                                      extra=[("m", r.t_matmul_s, "#000")]))
-    _validate(figures.step_breakdown({"matmul": 1e-3, "kv": 2e-3, "attention": 1e-4}, "per-phase"))
-    _validate(figures.pareto(r.tokens_per_s_per_user, r.tokens_per_s_per_chip, grid, r.fits, (1.0, 2.0, 64.0)))
+    validate(figures.step_breakdown({"matmul": 1e-3, "kv": 2e-3, "attention": 1e-4}, "per-phase"))
+    validate(figures.pareto(r.tokens_per_s_per_user, r.tokens_per_s_per_chip, grid, r.fits, (1.0, 2.0, 64.0)))

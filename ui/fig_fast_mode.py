@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from .figures import BOUND_COLORS, FONT_SIZE, GREY, _split_fit, shade_bounds, vline
+from .figures import BOUND_COLORS, GREY, _split_fit, shade_bounds, vline
+from .plot import FONT_SIZE, Spec, axis, base_layout
 
 # (label, batch, latency [s], cost [$/Mtok], colour)
 Point = tuple[str, float, float, float, str]
@@ -20,8 +20,25 @@ FLOOR_COLOR = "#6A3D9A"
 LATENCY_TITLE = "time per token [ms]"
 COST_TITLE = "cost [$ per million output tokens]"
 BATCH_TITLE = "batch B (sequences per step)"
-# Explicit, so that Streamlit's chart theme does not shrink them (projector-readable).
-AXIS_FONTS = {"tickfont": {"size": FONT_SIZE - 2}, "title_font": {"size": FONT_SIZE}}
+# The two panels side by side (as make_subplots(cols=2, horizontal_spacing=0.09) lays them out).
+PANEL_DOMAINS = ((0.0, 0.455), (0.545, 1.0))
+
+
+def _refs(col: int) -> tuple[str, str]:
+    """The axes of panel `col`: ("x", "y") or ("x2", "y2")."""
+    return ("x", "y") if col == 1 else (f"x{col}", f"y{col}")
+
+
+def _axis(title: str, **props) -> dict:
+    """A log axis with explicit fonts, so that Streamlit's chart theme does not shrink them (projector-readable)."""
+    return axis(title, tickformat=",~g", tickfont={"size": FONT_SIZE - 2}, **props)
+
+
+def _floor(spec: Spec, col: int, y: float, text: str, color: str) -> None:
+    """A dash-dotted floor across panel `col`; nothing runs below it, so its label goes underneath the line."""
+    spec.hline(y, color=color, dash="dashdot", width=2.5, axis=col)
+    spec.label(0.99, float(np.log10(y)), text, axis=col, x_is_data=False, y_is_data=True, xanchor="right",
+               yanchor="top", font={"size": FONT_SIZE - 2, "color": color})
 
 
 def _finite_pos(x) -> bool:
@@ -59,78 +76,68 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
     """
     batch = np.asarray(batch, float)
     fits = np.asarray(fits, bool)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.09, subplot_titles=titles)
+    spec = Spec()
+    for col, title in ((1, titles[0]), (2, titles[1])):
+        # Subplot title, centred over its panel, just above the plot area.
+        spec.label(0.5, 1.0, title, axis=col, x_is_data=False, xanchor="center", yanchor="bottom",
+                   font={"size": FONT_SIZE + 3, "color": "#222"})
     for col, y, unit, scale in ((1, latency_s, "ms", 1e3), (2, usd, "$/Mtok", 1.0)):
         first = col == 1
-        shade_bounds(fig, batch, bound, row=1, col=col)
+        xa, ya = _refs(col)
+        on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": first}
+        shade_bounds(spec, batch, bound, axis=col)
         if reference is not None:
             ref_y = np.asarray(reference[1] if first else reference[2], float) * scale
-            fig.add_trace(go.Scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
-                                     line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"}, showlegend=first,
-                                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>"),
-                          1, col)
+            spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
+                         line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"},
+                         hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>", **on)
         y_fit, y_no = _split_fit(np.asarray(y, float) * scale, fits)
-        fig.add_trace(go.Scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"},
-                                 name=curve_name, legendgroup="curve", showlegend=first,
-                                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>"), 1, col)
+        spec.scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"}, name=curve_name,
+                     legendgroup="curve", hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
         if np.any(~fits):
-            fig.add_trace(go.Scatter(x=batch, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
-                                     name="does not fit in HBM", legendgroup="nofit", showlegend=first,
-                                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>"),
-                          1, col)
+            spec.scatter(x=batch, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
+                         name="does not fit in HBM", legendgroup="nofit",
+                         hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>", **on)
         for label, b, lat, cost, color in reference_points:
             yv = (lat * 1e3) if first else cost
             if not (_finite_pos(b) and _finite_pos(yv)):
                 continue
-            fig.add_trace(go.Scatter(x=[b], y=[yv], mode="markers", name=label, legendgroup=label, showlegend=first,
-                                     marker={"size": 14, "color": "white", "symbol": "circle",
-                                             "line": {"width": 3, "color": color}},
-                                     hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>"),
-                          1, col)
+            spec.scatter(x=[b], y=[yv], mode="markers", name=label, legendgroup=label,
+                         marker={"size": 14, "color": "white", "symbol": "circle",
+                                 "line": {"width": 3, "color": color}},
+                         hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
         for label, b, lat, cost, color in points:
             yv = (lat * 1e3) if first else cost
             if not (_finite_pos(b) and _finite_pos(yv)):
                 continue
-            fig.add_trace(go.Scatter(x=[b], y=[yv], mode="markers", name=f"{label}: B = {batch_text(b)}",
-                                     marker={"size": 18, "color": color, "line": {"width": 2, "color": "white"}},
-                                     legendgroup=label, showlegend=first, cliponaxis=False,
-                                     hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>"),
-                          1, col)
+            spec.scatter(x=[b], y=[yv], mode="markers", name=f"{label}: B = {batch_text(b)}",
+                         marker={"size": 18, "color": color, "line": {"width": 2, "color": "white"}},
+                         legendgroup=label, cliponaxis=False,
+                         hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
             # Label in the empty corner: above-left of the rising latency curve, above-right of the
-            # falling cost curve (annotations on log axes take log10 of the data).
-            fig.add_annotation(x=np.log10(b), y=np.log10(yv), text=f"<b>{label}</b><br>B = {batch_text(b)}",
-                               ax=-55 if first else 55, ay=-55, showarrow=True, arrowhead=0, arrowwidth=1.5,
-                               arrowcolor=color, font={"size": FONT_SIZE - 1, "color": color},
-                               bgcolor="rgba(255,255,255,0.8)", row=1, col=col)
+            # falling cost curve (annotations on log axes take log10 of the data: `label` does x, we do y).
+            spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
+                       y_is_data=True, showarrow=True, ax=-55 if first else 55, ay=-55, arrowhead=0,
+                       arrowwidth=1.5, arrowcolor=color, font={"size": FONT_SIZE - 1, "color": color},
+                       bgcolor="rgba(255,255,255,0.8)")
         if _finite_pos(b_star):
-            vline(fig, b_star, f"B* = {b_star:,.0f}", row=1, col=col, position="bottom")
+            vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")
     if _finite_pos(floor_s):
-        # Nothing runs below the latency floor: its label goes underneath the line.
-        fig.add_hline(y=floor_s * 1e3, line_dash="dashdot", line_width=2.5, line_color=BOUND_COLORS["weights"],
-                      row=1, col=1)
-        fig.add_annotation(x=0.99, xref="x domain", y=np.log10(floor_s * 1e3), yref="y", yanchor="top",
-                           xanchor="right", showarrow=False, text=f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms",
-                           font={"size": FONT_SIZE - 2, "color": BOUND_COLORS["weights"]})
+        _floor(spec, 1, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
     if _finite_pos(cost_floor):
-        fig.add_hline(y=cost_floor, line_dash="dashdot", line_width=2.5, line_color=FLOOR_COLOR, row=1, col=2)
-        fig.add_annotation(x=0.99, xref="x2 domain", y=np.log10(cost_floor), yref="y2", yanchor="top",
-                           xanchor="right", showarrow=False, text=f"slow-mode floor ${cost_floor:.3g}/Mtok",
-                           font={"size": FONT_SIZE - 2, "color": FLOOR_COLOR})
-    fig.update_xaxes(type="log", title_text=BATCH_TITLE, dtick=1, tickformat=",~g", showgrid=True, **AXIS_FONTS)
+        _floor(spec, 2, cost_floor, f"slow-mode floor ${cost_floor:.3g}/Mtok", FLOOR_COLOR)
     lat_all = [np.asarray(latency_s, float) * 1e3, [floor_s * 1e3], [p[2] * 1e3 for p in (*points, *reference_points)]]
     usd_all = [np.asarray(usd, float), [cost_floor if cost_floor is not None else np.nan],
                [p[3] for p in (*points, *reference_points)]]
     if reference is not None:
         lat_all.append(np.asarray(reference[1], float) * 1e3)
         usd_all.append(np.asarray(reference[2], float))
-    fig.update_yaxes(type="log", showgrid=True, tickformat=",~g", **AXIS_FONTS)
-    fig.update_yaxes(title_text=LATENCY_TITLE, row=1, col=1, **_log_axis(lat_all))
-    fig.update_yaxes(title_text=COST_TITLE, row=1, col=2, tickprefix="$", **_log_axis(usd_all))
-    fig.update_layout(template="plotly_white", height=560, font={"size": FONT_SIZE},
-                      margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0.0,
-                              "font": {"size": FONT_SIZE - 3}})
-    # Subplot titles are the first annotations: make them the figure's headline size.
-    for ann in fig.layout.annotations[:2]:
-        ann.font = {"size": FONT_SIZE + 3, "color": "#222"}
-    return fig
+    spec.layout = base_layout(
+        "", height=560, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
+        xaxis=_axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", dtick=1),
+        xaxis2=_axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[1]), anchor="y2", dtick=1),
+        yaxis=_axis(LATENCY_TITLE, domain=[0.0, 1.0], anchor="x", **_log_axis(lat_all)),
+        yaxis2=_axis(COST_TITLE, domain=[0.0, 1.0], anchor="x2", tickprefix="$", **_log_axis(usd_all)),
+    )
+    del spec.layout["title"]                              # the panels carry the titles
+    return spec.figure()

@@ -1,4 +1,7 @@
-"""Figure builders for the KV-cache page (pure: arrays in, go.Figure out; no Streamlit, no physics)."""
+"""Figure builders for the KV-cache page (pure: arrays in, go.Figure out; no Streamlit, no physics).
+
+Assembled from plain dicts with `ui.plot.Spec` (fast; validated in tests/test_fig_kv.py).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import BOUND_COLORS, BOUND_LABELS, FONT_SIZE, GREY, _split_fit, shade_bounds, style
+from .figures import BOUND_COLORS, BOUND_LABELS, GREY, NOW_MARKER, _split_fit, shade_bounds
+from .plot import FONT_SIZE, Spec, axis, base_layout
 
-NOW_MARKER = {"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}}
 TIER_COLOR = "#7F3C8D"
 KIND_COLORS = {"MLA": "#4C78A8", "GQA": "#F58518", "MHA": "#E45756", "MQA": "#72B7B2",
                "GQA + windowed": "#54A24B", "MHA + windowed": "#9D755D"}
@@ -30,21 +33,20 @@ def _in_range(x: float | None, lo: float, hi: float) -> bool:
     return x is not None and np.isfinite(x) and lo <= x <= hi
 
 
-def mark(fig: go.Figure, x: float, text: str, color: str, *, y: float = 0.9, dash: str = "dash",
+def mark(spec: Spec, x: float, text: str, color: str, *, y: float = 0.9, dash: str = "dash",
          x_range: tuple[float, float] | None = None, side: str | None = None) -> None:
-    """A vertical line at x (log axis) with its label at height y (paper coordinates), so that several
+    """A vertical line at x (log axis) with its label at height y (0…1 of the plot), so that several
     labels can be staggered instead of overlapping.  In the right 40 % of `x_range` the label sits
     left of the line, so that it is not cut off (`side` = "left" | "right" forces a side)."""
-    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2)
+    spec.vline(x, color=color, dash=dash, width=2)
     right = False
     if x_range is not None:
         lo, hi = np.log10(x_range[0]), np.log10(x_range[1])
         right = hi > lo and (np.log10(x) - lo) / (hi - lo) > 0.6
     if side is not None:
         right = side == "left"
-    fig.add_annotation(x=np.log10(x), y=y, yref="paper", text=text, showarrow=False,
-                       xanchor="right" if right else "left", xshift=-4 if right else 4,
-                       font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.8)")
+    spec.label(x, y, text, xanchor="right" if right else "left", xshift=-4 if right else 4,
+               font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.8)")
 
 
 def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, bound: np.ndarray, *,
@@ -58,35 +60,35 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
     """
     context = np.asarray(context, float)
     lo, hi = float(context.min()), float(context.max())
-    fig = go.Figure()
-    shade_bounds(fig, context, bound)
+    spec = Spec()
+    shade_bounds(spec, context, bound)
     y_fit, y_no = _split_fit(usd, fits)
-    fig.add_trace(go.Scatter(x=context, y=y_fit, mode="lines", line={"width": 4, "color": "#222"},
-                             name="roofline cost, $/Mtok",
-                             hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>"))
+    spec.scatter(x=context, y=y_fit, mode="lines", line={"width": 4, "color": "#222"},
+                 name="roofline cost, $/Mtok",
+                 hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>")
     if np.any(~np.asarray(fits, bool)):
-        fig.add_trace(go.Scatter(x=context, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
-                                 name="does not fit in HBM",
-                                 hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok (does not fit)<extra></extra>"))
+        spec.scatter(x=context, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
+                     name="does not fit in HBM",
+                     hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok (does not fit)<extra></extra>")
     if tier is not None and tier.price_below is not None and tier.price_above is not None \
             and _in_range(tier.threshold, lo, hi):
-        fig.add_trace(go.Scatter(
+        spec.scatter(
             x=[lo, tier.threshold, tier.threshold, hi],
             y=[tier.price_below, tier.price_below, tier.price_above, tier.price_above],
             mode="lines", line={"width": 3, "color": TIER_COLOR, "dash": "dot"}, name=f"{tier.label} (list price)",
-            hovertemplate="list price: $%{y:.4g}/Mtok<extra>" + tier.label + "</extra>"))
-    fig.add_trace(go.Scatter(x=[t_now], y=[usd_now], mode="markers", name="current T", marker=NOW_MARKER,
-                             cliponaxis=False,
-                             hovertemplate="current T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>"))
+            hovertemplate="list price: $%{y:.4g}/Mtok<extra>" + tier.label + "</extra>")
+    spec.scatter(x=[t_now], y=[usd_now], mode="markers", name="current T", marker=NOW_MARKER, cliponaxis=False,
+                 hovertemplate="current T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>")
     shown = [(label, x, color) for label, x, color in markers if _in_range(x, lo, hi)]
     for i, (label, x, color) in enumerate(shown):
-        mark(fig, x, label, color, y=0.88 - 0.1 * i, x_range=(lo, hi))
+        mark(spec, x, label, color, y=0.88 - 0.1 * i, x_range=(lo, hi))
     if tier is not None and _in_range(tier.threshold, lo, hi):
         # at the bottom, right of the line: cost rises with context, so the curve is high up there
-        mark(fig, tier.threshold, "↑ list price steps up", TIER_COLOR, y=0.04, dash="dot", side="right")
-    style(fig, title, "context T (tokens)", "cost [$ per million output tokens]")
-    fig.update_xaxes(range=[np.log10(lo), np.log10(hi)])
-    return fig
+        mark(spec, tier.threshold, "↑ list price steps up", TIER_COLOR, y=0.04, dash="dot", side="right")
+    spec.layout = base_layout(title,
+                              xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))]),
+                              yaxis=axis("cost [$ per million output tokens]"))
+    return spec.figure()
 
 
 def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: np.ndarray | None = None, *,
@@ -111,44 +113,43 @@ def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: n
     if not scale:
         scale = [[0, GREY], [1, GREY]]
     labels = np.vectorize(lambda b: BOUND_LABELS.get(b, b), otypes=[object])(bound) if bound.size else bound
-    fig = go.Figure(go.Heatmap(
-        x=context, y=batch, z=idx, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False, name="bound",
-        customdata=labels, hovertemplate="T = %{x:,.0f}, B = %{y:,.0f}: %{customdata}<extra></extra>",
-        opacity=0.85))
+    spec = Spec()
+    spec.trace("heatmap", x=context, y=batch, z=idx, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False,
+               name="bound", customdata=labels,
+               hovertemplate="T = %{x:,.0f}, B = %{y:,.0f}: %{customdata}<extra></extra>", opacity=0.85)
     nofit_any = fits is not None and np.any(~np.asarray(fits, bool))
     if nofit_any:  # wash out the cells that do not fit, and draw the edge: the largest batch that fits per context
         f = np.asarray(fits, bool)
-        fig.add_trace(go.Heatmap(x=context, y=batch, z=np.where(f, np.nan, 1.0),
-                                 colorscale=[[0, "white"], [1, "white"]], zmin=0, zmax=1, showscale=False,
-                                 opacity=0.6, name="does not fit in HBM", hoverinfo="skip"))
+        spec.trace("heatmap", x=context, y=batch, z=np.where(f, np.nan, 1.0),
+                   colorscale=[[0, "white"], [1, "white"]], zmin=0, zmax=1, showscale=False,
+                   opacity=0.6, name="does not fit in HBM", hoverinfo="skip")
         has = f.any(axis=0) & ~f.all(axis=0)          # an edge exists in this column
         top = np.where(has, batch[np.where(has, f.shape[0] - 1 - np.argmax(f[::-1], axis=0), 0)], np.nan)
-        fig.add_trace(go.Scatter(x=context, y=top, mode="lines", name="HBM full above",
-                                 line={"color": "#777", "width": 2, "shape": "hvh"},
-                                 hovertemplate="largest batch that fits at T = %{x:,.0f}: %{y:,.0f}<extra></extra>"))
+        spec.scatter(x=context, y=top, mode="lines", name="HBM full above",
+                     line={"color": "#777", "width": 2, "shape": "hvh"},
+                     hovertemplate="largest batch that fits at T = %{x:,.0f}: %{y:,.0f}<extra></extra>")
     for b in order:  # legend entries for the colours
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=BOUND_LABELS.get(b, b),
-                                 marker={"size": 14, "color": BOUND_COLORS[b], "symbol": "square"}))
+        spec.scatter(x=[None], y=[None], mode="markers", name=BOUND_LABELS.get(b, b),
+                     marker={"size": 14, "color": BOUND_COLORS[b], "symbol": "square"})
     if nofit_any:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not fit in HBM (faded)",
-                                 marker={"size": 14, "color": "#DDD", "symbol": "square",
-                                         "line": {"width": 1, "color": "#999"}}))
+        spec.scatter(x=[None], y=[None], mode="markers", name="does not fit in HBM (faded)",
+                     marker={"size": 14, "color": "#DDD", "symbol": "square", "line": {"width": 1, "color": "#999"}})
     crossover = np.asarray(crossover, float)
     ok = np.isfinite(crossover) & (crossover >= context.min()) & (crossover <= context.max())
-    fig.add_trace(go.Scatter(x=crossover[ok], y=batch[ok], mode="lines", name="KV fetch = weight fetch",
-                             line={"color": "#111", "width": 3, "dash": "dash"},
-                             hovertemplate="KV = weights at T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>"))
+    spec.scatter(x=crossover[ok], y=batch[ok], mode="lines", name="KV fetch = weight fetch",
+                 line={"color": "#111", "width": 3, "dash": "dash"},
+                 hovertemplate="KV = weights at T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>")
     if _in_range(never_context, float(context.min()), float(context.max())):
-        mark(fig, never_context, "KV = compute: never compute-bound →", "black", y=0.06, dash="dot",
+        mark(spec, never_context, "KV = compute: never compute-bound →", "black", y=0.06, dash="dot",
              x_range=(float(context.min()), float(context.max())))
-    fig.add_trace(go.Scatter(x=[now[1]], y=[now[0]], mode="markers", name="current (T, B)", marker=NOW_MARKER,
-                             cliponaxis=False,
-                             hovertemplate="current: T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>"))
-    style(fig, title, "context T (tokens)", "batch B (sequences)")
-    fig.update_xaxes(range=[np.log10(context.min()), np.log10(context.max())], showgrid=False)
-    fig.update_yaxes(range=[np.log10(batch.min()), np.log10(batch.max())], showgrid=False)
-    fig.update_layout(hovermode="closest")
-    return fig
+    spec.scatter(x=[now[1]], y=[now[0]], mode="markers", name="current (T, B)", marker=NOW_MARKER, cliponaxis=False,
+                 hovertemplate="current: T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>")
+    x_lim = [float(np.log10(context.min())), float(np.log10(context.max()))]
+    y_lim = [float(np.log10(batch.min())), float(np.log10(batch.max()))]
+    spec.layout = base_layout(title, hovermode="closest",
+                              xaxis=axis("context T (tokens)", range=x_lim, showgrid=False),
+                              yaxis=axis("batch B (sequences)", range=y_lim, showgrid=False))
+    return spec.figure()
 
 
 def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], kinds: Sequence[str],
@@ -165,38 +166,42 @@ def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], ki
     vals = np.asarray(bytes_per_token, float)
     notes = list(notes) if notes is not None else [""] * len(names)
     order = np.argsort(vals, kind="stable")          # ascending: plotly draws the first category at the bottom
-    fig = go.Figure()
+    spec = Spec()
     for kind in dict.fromkeys(kinds):
         sel = [int(i) for i in order if kinds[i] == kind]
-        fig.add_trace(go.Bar(
-            x=[vals[i] / 1e3 for i in sel], y=[names[i] for i in sel], orientation="h", name=kind,
-            marker_color=KIND_COLORS.get(kind, GREY),
-            marker_line={"width": [4 if names[i] == highlight else 0 for i in sel], "color": "#D62728"},
-            customdata=[notes[i] for i in sel],
-            hovertemplate="%{y}: %{x:.4g} kB/token<br>%{customdata}<extra>" + kind + "</extra>"))
+        spec.trace("bar",
+                   x=[vals[i] / 1e3 for i in sel], y=[names[i] for i in sel], orientation="h", name=kind,
+                   marker={"color": KIND_COLORS.get(kind, GREY),
+                           "line": {"width": [4 if names[i] == highlight else 0 for i in sel], "color": "#D62728"}},
+                   customdata=[notes[i] for i in sel],
+                   hovertemplate="%{y}: %{x:.4g} kB/token<br>%{customdata}<extra>" + kind + "</extra>")
     if read_per_token is not None:
         r = np.asarray(read_per_token, float)
-        fig.add_trace(go.Scatter(x=r[order] / 1e3, y=[names[i] for i in order], mode="markers", name=read_label,
-                                 marker={"symbol": "diamond", "size": 12, "color": "#222"},
-                                 hovertemplate="%{y}: %{x:.4g} kB " + read_label + "<extra></extra>"))
+        spec.scatter(x=r[order] / 1e3, y=[names[i] for i in order], mode="markers", name=read_label,
+                     marker={"symbol": "diamond", "size": 12, "color": "#222"},
+                     hovertemplate="%{y}: %{x:.4g} kB " + read_label + "<extra></extra>")
     ref_x = []
     for label, b, color in refs:       # reference lines, named in the legend (labels on the plot would collide)
         if b is not None and np.isfinite(b) and b > 0:
-            fig.add_vline(x=b / 1e3, line_dash="dot", line_color=color, line_width=3)
-            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=label,
-                                     line={"dash": "dot", "color": color, "width": 3}))
+            spec.vline(b / 1e3, color=color, dash="dot", width=3)
+            spec.scatter(x=[None], y=[None], mode="lines", name=label, line={"dash": "dot", "color": color, "width": 3})
             ref_x.append(b / 1e3)
     if highlight in names:
         i = names.index(highlight)
-        fig.add_annotation(x=np.log10(vals[i] / 1e3), y=highlight, text="◀ current model", showarrow=False,
-                           xanchor="left", xshift=8, font={"size": FONT_SIZE - 3, "color": "#D62728"})
+        # category y axis: y is the category name itself
+        spec.label(vals[i] / 1e3, highlight, "◀ current model", y_is_data=True, xanchor="left", xshift=8,
+                   font={"size": FONT_SIZE - 3, "color": "#D62728"})
     # Log x: the few kB a price tier implies and the hundreds of kB of today's open models on one axis.
-    style(fig, title, "KV bytes per token [kB], all layers (log scale)", "", log_x=True, log_y=False,
-          height=140 + 34 * len(names))
-    # style() sets a linear y axis; model names need a category axis
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=[names[i] for i in order])
+    x_extra = {}
     xs = [x for x in [*(vals / 1e3), *ref_x] if np.isfinite(x) and x > 0]
     if xs:  # room on the right for the "current model" label
-        fig.update_xaxes(range=[np.log10(min(xs) / 1.5), np.log10(max(xs) * 2.5)])
-    fig.update_layout(hovermode="closest", barmode="overlay", margin={"l": 260})
-    return fig
+        x_extra["range"] = [float(np.log10(min(xs) / 1.5)), float(np.log10(max(xs) * 2.5))]
+    layout = base_layout(
+        title, height=140 + 34 * len(names), hovermode="closest", barmode="overlay",
+        xaxis=axis("KV bytes per token [kB], all layers (log scale)", **x_extra),
+        # model names need a category axis, in ascending order (largest on top)
+        yaxis=axis("", log=False, type="category", categoryorder="array",
+                   categoryarray=[names[i] for i in order]))
+    layout["margin"] = {**layout["margin"], "l": 260}
+    spec.layout = layout
+    return spec.figure()

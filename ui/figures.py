@@ -1,6 +1,7 @@
-"""Pure Plotly figure builders: arrays in, `go.Figure` out (no Streamlit, no physics).
+"""Pure Plotly figure builders shared by the pages: arrays in, `go.Figure` out (no Streamlit, no physics).
 
-Styled for a projector: large type, units on every axis, hover values with units.
+Styled for a projector: large type, units on every axis, hover values with units.  Figures are
+assembled from dicts with `ui.plot.Spec` (fast; validated in the tests).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from .plot import FONT_SIZE, Spec, axis, base_layout
+
 BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
                 "attention": "#E45756"}
 BOUND_LABELS = {"compute": "compute-bound", "weights": "weight-fetch-bound", "kv": "KV-fetch-bound",
@@ -17,28 +20,13 @@ BOUND_LABELS = {"compute": "compute-bound", "weights": "weight-fetch-bound", "kv
 TERM_COLORS = {"matmul": "#4C78A8", "attention": "#E45756", "weights": "#F58518", "kv": "#54A24B",
                "comm": "#B279A2", "hops": "#9D755D"}
 GREY = "#B0B0B0"
-FONT_SIZE = 17
+NOW_MARKER = {"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}}
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
     "toImageButtonOptions": {"format": "png", "scale": 2, "width": 1600, "height": 900},
     "modeBarButtonsToRemove": ["lasso2d", "select2d"],
 }
-
-
-def style(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x: bool = True,
-          log_y: bool = True, height: int = 540) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "x": 0.01, "font": {"size": FONT_SIZE + 4}},
-        template="plotly_white", height=height, font={"size": FONT_SIZE},
-        margin={"l": 80, "r": 30, "t": 60, "b": 110},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0.0,
-                "font": {"size": FONT_SIZE - 3}},
-        hovermode="x unified",
-    )
-    fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear", showgrid=True)
-    fig.update_yaxes(title_text=y_title, type="log" if log_y else "linear", showgrid=True)
-    return fig
 
 
 def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str]]:
@@ -58,18 +46,16 @@ def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str
     return out
 
 
-def shade_bounds(fig: go.Figure, x: np.ndarray, bound: np.ndarray, *, row=None, col=None) -> None:
-    """Shade the x-ranges by which term bounds the step (one rectangle per run)."""
+def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1) -> None:
+    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once)."""
     seen = set()
     for x0, x1, b in _segments(x, bound):
-        kw = {} if row is None else {"row": row, "col": col}
-        fig.add_vrect(x0=x0, x1=x1, fillcolor=BOUND_COLORS.get(b, GREY), opacity=0.10, line_width=0,
-                      layer="below", **kw)
+        color = BOUND_COLORS.get(b, GREY)
+        spec.vrect(x0, x1, color=color, axis=axis)
         if b not in seen:
             seen.add(b)
-            fig.add_annotation(x=np.log10(np.sqrt(x0 * x1)), y=1.0, yref="paper" if row is None else "y domain",
-                               text=BOUND_LABELS.get(b, b), showarrow=False, yanchor="top",
-                               font={"size": FONT_SIZE - 3, "color": BOUND_COLORS.get(b, GREY)}, **kw)
+            spec.label(float(np.sqrt(x0 * x1)), 1.0, BOUND_LABELS.get(b, b), axis=axis, yanchor="top",
+                       font={"size": FONT_SIZE - 3, "color": color})
 
 
 def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,17 +71,14 @@ def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return y_fit, y_no
 
 
-def vline(fig: go.Figure, x: float, text: str, color: str = "#333", *, dash: str = "dash", row=None, col=None,
-          position: str = "top", log_x: bool = True) -> None:
+def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: str = "dash", axis: int = 1,
+          position: str = "top") -> None:
+    """A vertical line at x with its label near the top (or bottom) of the plot; nothing if x is not finite."""
     if x is None or not np.isfinite(x) or x <= 0:
         return
-    kw = {} if row is None else {"row": row, "col": col}
-    fig.add_vline(x=x, line_dash=dash, line_color=color, line_width=2, **kw)
-    # Annotations on a log axis take log10(x) (shapes take x itself).
-    fig.add_annotation(x=np.log10(x) if log_x else x, y=0.97 if position == "top" else 0.06,
-                       yref="paper" if row is None else "y domain", text=text, showarrow=False,
-                       xanchor="left", xshift=4, font={"size": FONT_SIZE - 3, "color": color},
-                       bgcolor="rgba(255,255,255,0.7)", **kw)
+    spec.vline(x, color=color, dash=dash, axis=axis)
+    spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis, xanchor="left", xshift=4,
+               font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.7)")
 
 
 def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
@@ -103,68 +86,62 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
                    extra: Sequence[tuple[str, np.ndarray, str]] = ()) -> go.Figure:
     """A quantity against batch (log–log), shaded by bound, greyed where weights + KV do not fit,
     with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines."""
-    fig = go.Figure()
-    shade_bounds(fig, batch, bound)
+    spec = Spec()
+    shade_bounds(spec, batch, bound)
     for nm, yy, color in extra:
-        fig.add_trace(go.Scatter(x=batch, y=yy, name=nm, mode="lines",
-                                 line={"dash": "dot", "width": 2, "color": color},
-                                 hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>"))
+        spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
+                     hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
     y_fit, y_no = _split_fit(y, fits)
-    fig.add_trace(go.Scatter(x=batch, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
-                             hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{name}</extra>"))
+    spec.scatter(x=batch, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{name}</extra>")
     if np.any(~np.asarray(fits, bool)):
-        fig.add_trace(go.Scatter(x=batch, y=y_no, name="does not fit in HBM", mode="lines",
-                                 line={"width": 4, "color": GREY, "dash": "dash"},
-                                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers",
-                             marker={"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}},
-                             hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>"))
+        spec.scatter(x=batch, y=y_no, name="does not fit in HBM", mode="lines",
+                     line={"width": 4, "color": GREY, "dash": "dash"},
+                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>")
+    spec.scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers", marker=NOW_MARKER,
+                 hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
     if b_star is not None and np.isfinite(b_star):
-        vline(fig, b_star, f"B* = {b_star:,.0f}")
-    return style(fig, title, "batch B (sequences per step)", y_title)
+        vline(spec, b_star, f"B* = {b_star:,.0f}")
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"), yaxis=axis(y_title))
+    return spec.figure()
 
 
 def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the step time goes") -> go.Figure:
     """Stacked horizontal bars of the step's terms [ms]: the compute side against the memory side."""
-    rows = ["compute side", "memory side", "communication"]
-    parts = {"compute side": ["matmul"] + (["attention"] if mode == "per-phase" else []),
-             "memory side": ["weights", "kv"], "communication": ["comm", "hops"]}
+    parts = {"compute side": ["matmul"], "memory side": ["weights", "kv"], "communication": ["comm", "hops"]}
     if mode == "per-phase":
         parts = {"matmul phase": ["matmul", "weights"], "attention phase": ["attention", "kv"],
                  "communication": ["comm", "hops"]}
-        rows = list(parts)
-    fig = go.Figure()
+    rows = list(parts)
+    spec = Spec()
     for term in ("matmul", "attention", "weights", "kv", "comm", "hops"):
         xs = [terms.get(term, 0.0) * 1e3 if term in parts[r] else 0.0 for r in rows]
         if not any(xs):
             continue
-        fig.add_trace(go.Bar(y=rows, x=xs, name=term, orientation="h", marker_color=TERM_COLORS[term],
-                             hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>"))
-    fig.update_layout(barmode="stack")
-    style(fig, title, "time per step [ms]", "", log_x=False, log_y=False, height=340)
-    fig.update_yaxes(type="category", autorange="reversed")
-    fig.update_layout(hovermode="closest")
-    return fig
+        spec.trace("bar", y=rows, x=xs, name=term, orientation="h", marker={"color": TERM_COLORS[term]},
+                   hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>")
+    spec.layout = base_layout(title, height=340, barmode="stack", hovermode="closest",
+                              xaxis=axis("time per step [ms]", log=False),
+                              yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": FONT_SIZE - 3}})
+    return spec.figure()
 
 
 def pareto(tps_user: np.ndarray, tps_chip: np.ndarray, batch: np.ndarray, fits: np.ndarray,
            now: tuple[float, float, float], title: str = "Throughput per chip vs speed per user") -> go.Figure:
     """The serving frontier: each batch is one point (tokens/s per user, tokens/s per chip)."""
-    fig = go.Figure()
+    spec = Spec()
     f = np.asarray(fits, bool)
-    fig.add_trace(go.Scatter(x=tps_user[f], y=tps_chip[f], mode="lines+markers", name="fits in HBM",
-                             marker={"size": 6, "color": np.log2(batch[f]), "colorscale": "Viridis"},
-                             line={"color": "#222", "width": 3}, customdata=batch[f],
-                             hovertemplate="B = %{customdata:.4g}<br>%{x:.4g} tok/s/user<br>"
-                                           "%{y:.4g} tok/s/chip<extra></extra>"))
+    spec.scatter(x=tps_user[f], y=tps_chip[f], mode="lines+markers", name="fits in HBM",
+                 marker={"size": 6, "color": np.log2(batch[f]), "colorscale": "Viridis"},
+                 line={"color": "#222", "width": 3}, customdata=batch[f],
+                 hovertemplate="B = %{customdata:.4g}<br>%{x:.4g} tok/s/user<br>%{y:.4g} tok/s/chip<extra></extra>")
     if np.any(~f):
-        fig.add_trace(go.Scatter(x=tps_user[~f], y=tps_chip[~f], mode="markers", name="does not fit",
-                                 marker={"size": 6, "color": GREY}, customdata=batch[~f],
-                                 hovertemplate="B = %{customdata:.4g} (does not fit)<br>%{x:.4g} tok/s/user<br>"
-                                               "%{y:.4g} tok/s/chip<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"B = {now[2]:g}",
-                             marker={"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}},
-                             hovertemplate="current: %{x:.4g} tok/s/user, %{y:.4g} tok/s/chip<extra></extra>"))
-    style(fig, title, "tokens/s per user (speed)", "tokens/s per chip (throughput)")
-    fig.update_layout(hovermode="closest")
-    return fig
+        spec.scatter(x=tps_user[~f], y=tps_chip[~f], mode="markers", name="does not fit",
+                     marker={"size": 6, "color": GREY}, customdata=batch[~f],
+                     hovertemplate="B = %{customdata:.4g} (does not fit)<br>%{x:.4g} tok/s/user<br>"
+                                   "%{y:.4g} tok/s/chip<extra></extra>")
+    spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"B = {now[2]:g}", marker=NOW_MARKER,
+                 hovertemplate="current: %{x:.4g} tok/s/user, %{y:.4g} tok/s/chip<extra></extra>")
+    spec.layout = base_layout(title, hovermode="closest", xaxis=axis("tokens/s per user (speed)"),
+                              yaxis=axis("tokens/s per chip (throughput)"))
+    return spec.figure()
