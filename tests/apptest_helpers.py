@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
-PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py"}
+PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
+         "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
@@ -24,6 +25,10 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
         at.query_params[k] = v
     at.run()
     if page is not None and PAGES[page] != PAGES["batch"]:
+        # The first run (on the default page) rewrote the URL without the other page's parameters:
+        # give them again, as a browser opening /page?… would.
+        for k, v in (query or {}).items():
+            at.query_params[k] = v
         at.switch_page(PAGES[page]).run()
     return at
 

@@ -38,7 +38,14 @@ __all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
 
 pytestmark = pytest.mark.browser
 
-PAGES = {"/": "Batch", "/fast-mode": "Fast mode", "/kv-cache": "KV cache"}
+PAGES = {
+    "/": "Batch",
+    "/fast-mode": "Fast mode",
+    "/kv-cache": "KV cache",
+    "/scale-up": "Scale-up domain",
+    "/moe": "MoE layout",
+    "/pipeline": "Pipelining",
+}
 CHART_TIMEOUT_MS = 10_000  # counted after the script run has ended
 
 # A fingerprint of every drawn Plotly figure's data (Plotly keeps it on the graph div as `.data`).

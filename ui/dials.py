@@ -203,7 +203,13 @@ def seed_from_url(dials: list[Dial]) -> None:
 
 
 # Page-local dial keys, declared up front so the first run (on any page) does not call them unknown.
-PAGE_KEYS = ("fm", "offer", "S", "Pm", "bs", "bf", "sa", "knee", "tier", "na")
+PAGE_KEYS = ("fm", "offer", "S", "Pm", "bs", "bf", "sa", "knee", "tier", "na",
+             # scale-up page
+             "su", "sx",
+             # MoE layout page
+             "g", "e", "k", "ab", "tw", "hop_us",
+             # pipelining page
+             "p", "hop", "mb", "cut")
 
 
 def write_url() -> None:

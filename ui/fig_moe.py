@@ -1,0 +1,194 @@
+"""Figure builders for the MoE layout page (pure: arrays in, go.Figure out; no Streamlit, no physics).
+
+Assembled from plain dicts with `ui.plot.Spec` (fast; validated in tests/test_fig_moe.py).  Times
+arrive in seconds and bytes in bytes; the builders convert to ms and GB for the axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .figures import GREY, NOW_MARKER, TERM_COLORS, _split_fit, shade_bounds, step_breakdown
+from .plot import FONT_SIZE, Spec, axis, base_layout
+
+DOMAIN_COLOR = "#D62728"
+SCALEUP_COLOR = "#B279A2"
+SCALEOUT_COLOR = "#E45756"
+LAYER_COLOR = "#4C78A8"
+BUSIEST_COLOR = "#D62728"
+
+
+def _positive(y) -> np.ndarray:
+    """y with zeros (and negatives) as NaN, so a log axis draws no line there."""
+    y = np.asarray(y, float)
+    return np.where(y > 0, y, np.nan)
+
+
+def _log_range(x: np.ndarray) -> list[float]:
+    """The log-axis range of x, padded 2 % each side so markers at the ends are not cut in half."""
+    lo, hi = np.log10(float(x[0])), np.log10(max(float(x[-1]), 2.0))
+    pad = 0.02 * (hi - lo)
+    return [lo - pad, hi + pad]
+
+
+def _domain_edge(spec: Spec, domain: float, x_max: float, *, beyond: str) -> None:
+    """The scale-up domain's edge: a solid line at D, a label, and a light band past it."""
+    if not (np.isfinite(domain) and domain > 0):
+        return
+    if x_max > domain:
+        spec.vrect(domain, x_max, color=DOMAIN_COLOR, opacity=0.06)
+        spec.label(domain, 0.04, beyond, xanchor="left", xshift=6, align="left",
+                   font={"size": FONT_SIZE - 4, "color": DOMAIN_COLOR}, bgcolor="rgba(255,255,255,0.7)")
+    spec.vline(domain, color=DOMAIN_COLOR, dash="solid", width=3)
+    spec.label(domain, 0.88, f"scale-up domain D = {domain:,.0f}", xanchor="right", xshift=-4,
+               font={"size": FONT_SIZE - 3, "color": DOMAIN_COLOR}, bgcolor="rgba(255,255,255,0.8)")
+
+
+def breakdown(terms: dict[str, float], mode: str, title: str) -> go.Figure:
+    """The shared step breakdown, taller, with its legend clear of the axis title in a narrow column."""
+    fig = step_breakdown(terms, mode, title)
+    fig.layout.height = 420
+    fig.layout.margin.b = 150
+    fig.layout.legend.y = -0.32
+    return fig
+
+
+def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray, t_comm: np.ndarray,
+                 t_step_no_comm: np.ndarray, t_step: np.ndarray, bound: np.ndarray, fits: np.ndarray, *,
+                 domain: float, g_now: float, t_step_now: float, t_comm_now: float,
+                 title: str = "All-to-all and step time against the GPUs an expert layer spans") -> go.Figure:
+    """t_comm (and its scale-up / scale-out parts) and the step with and without it, against G (log–log).
+
+    Shaded by what bounds the step; the scale-up domain's edge marked (past it, part of the
+    all-to-all crosses the scale-out network); the current G marked on the step curve.
+    """
+    g = np.asarray(gpus, float)
+    spec = Spec()
+    shade_bounds(spec, g, bound)
+    _domain_edge(spec, domain, float(g[-1]), beyond="spans > 1 domain:<br>traffic crosses scale-out")
+    ms = 1e3
+    spec.scatter(x=g, y=_positive(t_scaleup) * ms, name="scale-up links", mode="lines",
+                 line={"dash": "dot", "width": 2, "color": SCALEUP_COLOR},
+                 hovertemplate="%{y:.4g} ms<extra>scale-up links</extra>")
+    if np.any(np.asarray(t_scaleout) > 0):
+        spec.scatter(x=g, y=_positive(t_scaleout) * ms, name="scale-out network", mode="lines",
+                     line={"dash": "dot", "width": 2, "color": SCALEOUT_COLOR},
+                     hovertemplate="%{y:.4g} ms<extra>scale-out network</extra>")
+    spec.scatter(x=g, y=_positive(t_comm) * ms, name="t_comm (all-to-all)", mode="lines",
+                 line={"width": 3, "color": TERM_COLORS["comm"]},
+                 hovertemplate="%{y:.4g} ms<extra>t_comm</extra>")
+    spec.scatter(x=g, y=np.asarray(t_step_no_comm, float) * ms, name="step without t_comm", mode="lines",
+                 line={"dash": "dash", "width": 2, "color": "#777"},
+                 hovertemplate="%{y:.4g} ms<extra>step without t_comm</extra>")
+    y_fit, y_no = _split_fit(np.asarray(t_step, float) * ms, fits)
+    spec.scatter(x=g, y=y_fit, name="step with t_comm", mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate="G = %{x:,.0f}: %{y:.4g} ms<extra>step with t_comm</extra>")
+    if np.any(~np.asarray(fits, bool)):
+        spec.scatter(x=g, y=y_no, name="weights + KV do not fit in HBM", mode="lines",
+                     line={"width": 4, "color": GREY, "dash": "dash"},
+                     hovertemplate="G = %{x:,.0f}: %{y:.4g} ms (does not fit)<extra></extra>")
+    spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
+                 hovertemplate=f"current G = {g_now:,.0f}: step %{{y:.4g}} ms, t_comm {t_comm_now * ms:.4g} ms"
+                               "<extra></extra>")
+    spec.layout = base_layout(title, xaxis=axis("GPUs the expert layer spans, G (chips)", range=_log_range(g)),
+                              yaxis=axis("time per step [ms]"))
+    return spec.figure()
+
+
+def experts_touched_vs_batch(batch: np.ndarray, distinct: np.ndarray, n_experts: float, busiest: np.ndarray,
+                             experts_per_gpu: float, *, b_now: float, b_even: float | None = None,
+                             title: str = "Share of experts touched in one layer") -> go.Figure:
+    """Distinct routed experts touched (÷ E) and the busiest GPU's touched experts (÷ its experts) vs batch.
+
+    `b_even` marks the batch where each expert expects one token (E/k).  Hover shows the counts.
+    """
+    b = np.asarray(batch, float)
+    d = np.asarray(distinct, float)
+    bz = np.asarray(busiest, float)
+    spec = Spec()
+    spec.scatter(x=b, y=100 * d / n_experts, customdata=d, name=f"whole layer: distinct experts ÷ E ({n_experts:g})",
+                 mode="lines", line={"width": 4, "color": LAYER_COLOR},
+                 hovertemplate=f"B = %{{x:.4g}}: %{{customdata:.4g}} of {n_experts:g} experts (%{{y:.3g}} %)"
+                               "<extra>whole layer</extra>")
+    spec.scatter(x=b, y=100 * bz / experts_per_gpu, customdata=bz,
+                 name=f"busiest GPU: touched ÷ its {experts_per_gpu:g} experts", mode="lines",
+                 line={"width": 4, "color": BUSIEST_COLOR},
+                 hovertemplate=f"B = %{{x:.4g}}: %{{customdata:.3g}} of {experts_per_gpu:g} (%{{y:.3g}} %)"
+                               "<extra>busiest GPU</extra>")
+    i = int(np.argmin(np.abs(np.log(b / b_now))))
+    spec.scatter(x=[b_now, b_now], y=[100 * d[i] / n_experts, 100 * bz[i] / experts_per_gpu], mode="markers",
+                 name=f"B = {b_now:g}", marker=NOW_MARKER,
+                 hovertemplate="current B: %{y:.3g} %<extra></extra>")
+    if b_even is not None and np.isfinite(b_even) and b[0] <= b_even <= b[-1]:
+        spec.vline(b_even, color="#555", dash="dash")
+        spec.label(b_even, 0.5, f"B = E/k = {b_even:,.4g}:<br>one token per expert<br>on average",
+                   xanchor="left", xshift=4, align="left", font={"size": FONT_SIZE - 4, "color": "#555"},
+                   bgcolor="rgba(255,255,255,0.8)")
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"),
+                              yaxis=axis("experts touched [% of those held]", log=False, range=[0, 105]))
+    return spec.figure()
+
+
+def weight_bytes_vs_batch(batch: np.ndarray, touched_bytes: np.ndarray, all_bytes: float, hbm_bandwidth: float, *,
+                          b_now: float, touched_now: float,
+                          title: str = "Weight bytes the busiest GPU reads per step") -> go.Figure:
+    """Weight bytes per GPU per step: only touched experts (busiest GPU) against every weight (W/G).
+
+    Hover gives the fetch time at `hbm_bandwidth` (bytes/s per GPU).
+    """
+    b = np.asarray(batch, float)
+    gb = 1e-9
+    t = np.asarray(touched_bytes, float)
+    spec = Spec()
+    spec.scatter(x=b, y=np.full(b.shape, all_bytes * gb), customdata=np.full(b.shape, all_bytes / hbm_bandwidth * 1e3),
+                 name="all weights every step (W/G, the lecture)", mode="lines",
+                 line={"width": 3, "color": TERM_COLORS["weights"], "dash": "dash"},
+                 hovertemplate="%{y:.4g} GB → %{customdata:.3g} ms<extra>all weights</extra>")
+    spec.scatter(x=b, y=t * gb, customdata=t / hbm_bandwidth * 1e3, name="only touched experts (busiest GPU)",
+                 mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate="B = %{x:.4g}: %{y:.4g} GB → %{customdata:.3g} ms<extra>touched only</extra>")
+    spec.scatter(x=[b_now], y=[touched_now * gb], name=f"B = {b_now:g}", mode="markers", marker=NOW_MARKER,
+                 hovertemplate=f"current B: %{{y:.4g}} GB → {touched_now / hbm_bandwidth * 1e3:.3g} ms"
+                               "<extra></extra>")
+    top = max(float(np.nanmax(t)), all_bytes) * gb
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"),
+                              yaxis=axis("weight bytes read per GPU per step [GB]", log=False, range=[0, 1.08 * top]))
+    return spec.figure()
+
+
+def tp_vs_gpus(gpus: np.ndarray, t_allreduce: np.ndarray, t_weights: np.ndarray, t_step_no_tp: np.ndarray,
+               t_step_tp: np.ndarray, bound: np.ndarray, fits: np.ndarray, *, domain: float, g_now: float,
+               t_step_now: float, title: str = "Tensor parallelism: all-reduce against the weight fetch it splits",
+               ) -> go.Figure:
+    """Dense tensor parallelism over G chips: the all-reduce time grows with G while the weight fetch
+    per chip shrinks as 1/G; the step with and without the all-reduce (log–log)."""
+    g = np.asarray(gpus, float)
+    spec = Spec()
+    shade_bounds(spec, g, bound)
+    if g[-1] >= domain:
+        spec.vline(domain, color=DOMAIN_COLOR, dash="solid", width=3)
+        spec.label(domain, 0.88, f"scale-up domain D = {domain:,.0f}", xanchor="right", xshift=-4,
+                   font={"size": FONT_SIZE - 3, "color": DOMAIN_COLOR}, bgcolor="rgba(255,255,255,0.8)")
+    ms = 1e3
+    spec.scatter(x=g, y=np.asarray(t_weights, float) * ms, name="weight fetch W/(G·bw)", mode="lines",
+                 line={"dash": "dot", "width": 2, "color": TERM_COLORS["weights"]},
+                 hovertemplate="%{y:.4g} ms<extra>weight fetch</extra>")
+    spec.scatter(x=g, y=_positive(t_allreduce) * ms, name="TP all-reduce", mode="lines",
+                 line={"width": 3, "color": TERM_COLORS["comm"]},
+                 hovertemplate="%{y:.4g} ms<extra>TP all-reduce</extra>")
+    spec.scatter(x=g, y=np.asarray(t_step_no_tp, float) * ms, name="step, communication free", mode="lines",
+                 line={"dash": "dash", "width": 2, "color": "#777"},
+                 hovertemplate="%{y:.4g} ms<extra>step, communication free</extra>")
+    y_fit, y_no = _split_fit(np.asarray(t_step_tp, float) * ms, fits)
+    spec.scatter(x=g, y=y_fit, name="step with the all-reduce", mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate="G = %{x:,.0f}: %{y:.4g} ms<extra>step with all-reduce</extra>")
+    if np.any(~np.asarray(fits, bool)):
+        spec.scatter(x=g, y=y_no, name="weights + KV do not fit in HBM", mode="lines",
+                     line={"width": 4, "color": GREY, "dash": "dash"},
+                     hovertemplate="G = %{x:,.0f}: %{y:.4g} ms (does not fit)<extra></extra>")
+    spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
+                 hovertemplate="current G: %{y:.4g} ms<extra></extra>")
+    spec.layout = base_layout(title, xaxis=axis("tensor-parallel GPUs G (chips)", range=_log_range(g)),
+                              yaxis=axis("time per step [ms]"))
+    return spec.figure()
