@@ -135,8 +135,8 @@ def begin_run() -> None:
 
 def page_dial(dial: Dial) -> Dial:
     """Register a page-local dial and seed it (call before creating its widget)."""
-    if dial.key not in PAGE_KEYS:
-        raise ValueError(f"page dial {dial.key!r} must be listed in PAGE_KEYS")
+    if not is_page_key(dial.key):
+        raise ValueError(f"page dial {dial.key!r} must be listed in PAGE_KEYS or use a PAGE_KEY_PREFIXES prefix")
     REGISTRY.add(dial)
     _seed_one(dial)
     st.session_state.setdefault(PAGE_DIALS_KEY, []).append(dial.key)
@@ -197,7 +197,7 @@ def seed_from_url(dials: list[Dial]) -> None:
         except Exception:
             keys = []
         for k in keys:
-            if k not in known:
+            if k not in known and not is_page_key(k):
                 shown = k if len(k) <= MAX_PARAM_CHARS else k[:MAX_PARAM_CHARS] + "…"
                 _note(f"URL parameter {shown!r} is not one this app knows; ignored")
 
@@ -210,6 +210,16 @@ PAGE_KEYS = ("fm", "offer", "S", "Pm", "bs", "bf", "sa", "knee", "tier", "na",
              "g", "e", "k", "ab", "tw", "hop_us",
              # pipelining page
              "p", "hop", "mb", "cut")
+# Newer pages name their dials with a page prefix, so pages can be added without editing this list:
+# prices decoded, memory tiers, context limits, training tokens, rematerialisation, reality check,
+# walkthrough, compare, custom chips/models.
+PAGE_KEY_PREFIXES = ("pr_", "mt_", "cx_", "tt_", "rm_", "rc_", "wk_", "cmp_", "cu_")
+
+
+def is_page_key(key: str) -> bool:
+    """A URL key some page may own (listed, or with a page prefix and a short name after it)."""
+    return key in PAGE_KEYS or (key.startswith(PAGE_KEY_PREFIXES) and 3 <= len(key) <= 16
+                                and key.replace("_", "").isalnum() and key.isascii())
 
 
 def write_url() -> None:
