@@ -14,14 +14,21 @@ from ui.view import render_sidebar
 
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 
-PAGES = [
-    st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
-    st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
-    st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
-    st.Page("views/scale_up.py", title="Scale-up domain: bigger racks buy bandwidth", url_path="scale-up"),
-    st.Page("views/moe_layout.py", title="MoE layout across the rack", url_path="moe"),
-    st.Page("views/pipelining.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
-]
+PAGES = {
+    "Serving": [
+        st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
+        st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
+        st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
+    ],
+    "Cluster": [
+        st.Page("views/scale_up.py", title="Scale-up domain: bigger racks buy bandwidth", url_path="scale-up"),
+        st.Page("views/moe_layout.py", title="MoE layout across the rack", url_path="moe"),
+        st.Page("views/pipelining.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
+    ],
+    "Tools": [
+        st.Page("views/custom.py", title="Custom chips and models", url_path="custom"),
+    ],
+}
 
 dials.begin_run()
 page = st.navigation(PAGES)

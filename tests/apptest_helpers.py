@@ -15,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
-         "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py"}
+         "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py",
+         "custom": "views/custom.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:

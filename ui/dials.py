@@ -32,6 +32,7 @@ BATCH_OPTIONS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 38
 CONTEXT_OPTIONS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 200_000, 262_144, 524_288,
                    1_048_576, 2_097_152, 4_194_304, 10_000_000]
 CHIP_OPTIONS = ["auto", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 576]
+CUSTOM = "custom"   # the chip/model choice that reads its spec from the xhw / xm URL parameter
 CHIP_MARKS = {8: "Hopper HGX", 72: "Blackwell NVL72", 144: "Rubin Ultra (144 packages)",
               576: "576 = Rubin Ultra dies, counted here as chips"}
 
@@ -46,6 +47,8 @@ class Dial:
     fmt: Callable[[Any], str] = str
     allowed: str = ""                 # said in the notice when a URL value is rejected
     pages: tuple[str, ...] = ()       # () = a sidebar dial shown on every page
+    max_chars: int = MAX_PARAM_CHARS  # longer URL values are rejected unread
+    explain: bool = False             # say the parser's own reason in the notice
 
 
 def _choice(options: list[Any]) -> Callable[[str], Any]:
@@ -92,6 +95,17 @@ def number_dial(key: str, lo: float, hi: float, default: Any, pages: tuple[str, 
     return Dial(key, default, _number(lo, hi, allow_none=allow_none), _fmt_number, allowed, pages)
 
 
+def custom_dial(key: str, kind: str) -> Dial:
+    """A custom chip or model carried in the URL (ui/custom.py: a preset plus changed fields)."""
+    from . import custom
+
+    def parse(text: str) -> str:
+        custom.decode(kind, text)      # raises ValueError naming the problem
+        return text.strip()
+    return Dial(key, "", parse, str, f"a {kind} preset name followed by ~code:value changes", (),
+                custom.MAX_CHARS, explain=True)
+
+
 @dataclass
 class Registry:
     dials: dict[str, Dial] = field(default_factory=dict)
@@ -109,8 +123,10 @@ def sidebar_dials() -> list[Dial]:
     chips = list(presets.hardware_presets())
     models = list(presets.model_presets())
     return [REGISTRY.add(d) for d in (
-        choice_dial("chip", chips, "h100" if "h100" in chips else chips[0]),
-        choice_dial("model", models, "llama-3.1-70b" if "llama-3.1-70b" in models else models[0]),
+        custom_dial("xhw", "hardware"),
+        custom_dial("xm", "model"),
+        choice_dial("chip", [*chips, CUSTOM], "h100" if "h100" in chips else chips[0]),
+        choice_dial("model", [*models, CUSTOM], "llama-3.1-70b" if "llama-3.1-70b" in models else models[0]),
         choice_dial("w", list(DTYPE_BYTES), "bf16"),
         choice_dial("kv", list(DTYPE_BYTES), "bf16"),
         choice_dial("cd", list(COMPUTE_DTYPES), "bf16"),
@@ -122,6 +138,7 @@ def sidebar_dials() -> list[Dial]:
         choice_dial("mode", ["lecture", "per-phase"], "lecture"),
         number_dial("mfu", 0.01, 1, 1.0),
         number_dial("bwu", 0.01, 1, 1.0),
+        choice_dial("img", ["png", "svg"], "png"),
     )]
 
 
@@ -176,12 +193,13 @@ def _seed_one(dial: Dial) -> None:
     if raw is not None:
         shown = raw if len(raw) <= MAX_PARAM_CHARS else raw[:MAX_PARAM_CHARS] + "…"
         try:
-            if len(raw) > MAX_PARAM_CHARS:
-                raise ValueError(raw)
+            if len(raw) > dial.max_chars:
+                raise ValueError(f"{len(raw):,} characters; at most {dial.max_chars:,}")
             value = dial.parse(raw)
-        except (ValueError, TypeError, OverflowError):
-            _note(f"URL parameter '{dial.key}' = {shown!r} is not valid ({dial.allowed}); "
-                  f"using the default {dial.fmt(dial.default)}")
+        except (ValueError, TypeError, OverflowError) as e:
+            why = f"{e}; {dial.allowed}" if dial.explain and str(e) else dial.allowed
+            _note(f"URL parameter '{dial.key}' = {shown!r} is not valid ({why}); "
+                  f"using the default {dial.fmt(dial.default) or '(none)'}")
     st.session_state[dial.key] = value
 
 

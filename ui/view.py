@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from model import Deployment, Precision, System, auto_chips, presets
-from model.specs import DTYPE_BYTES, ModelArch
+from model.specs import DTYPE_BYTES
 
-from . import dials
+from . import custom, dials
 from .dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from .format import number, tokens
 
@@ -35,14 +35,41 @@ class View:
         return self.system.deployment.chips
 
 
+def _custom(kind: str):
+    """The custom chip/model of the URL (xhw / xm), or None with the reason."""
+    text = st.session_state.get("xhw" if kind == "hardware" else "xm") or ""
+    if not text:
+        return None, f"no custom {'chip' if kind == 'hardware' else 'model'} is defined yet (see the Custom page)"
+    try:
+        return custom.decode(kind, text)[1], ""
+    except ValueError as e:
+        return None, str(e)
+
+
 def _chip_label(key: str) -> str:
+    if key == dials.CUSTOM:   # a fixed label: a changing one would change the widget's identity
+        return "Custom chip (see the Custom page)"
     hw = presets.hardware_presets()[key]
     return hw.name + ("" if hw.status == "shipping" else f" ({hw.status})")
 
 
 def _model_label(key: str) -> str:
+    if key == dials.CUSTOM:
+        return "Custom model (see the Custom page)"
     m = presets.model_presets()[key]
     return f"{m.name} — {number(m.total_params)}/{number(m.active_params)}"
+
+
+def _pick(kind: str, key: str, table: dict, default: str, warnings: list[str]):
+    """The spec behind a chip/model choice: a preset, or the custom one from the URL."""
+    if key != dials.CUSTOM:
+        return table[key], False
+    spec, why = _custom(kind)
+    if spec is None:
+        warnings.append(f"Custom {'chip' if kind == 'hardware' else 'model'} not used ({why}); "
+                        f"showing {table[default].name}.")
+        return table[default], False
+    return spec, True
 
 
 def _chip_option_label(v) -> str:
@@ -66,10 +93,12 @@ def render_sidebar() -> View:
     hws, mds = presets.hardware_presets(), presets.model_presets()
     ss = st.session_state
     with st.sidebar:
-        st.selectbox("Chip", list(hws), key="chip", format_func=_chip_label,
-                     help="One accelerator package; its scale-up domain is how many can work on one step.")
-        st.selectbox("Model", list(mds), key="model", format_func=_model_label,
-                     help="Total/active parameters. All weights are read every step; only active ones multiply.")
+        st.selectbox("Chip", [*list(hws), dials.CUSTOM], key="chip", format_func=_chip_label,
+                     help="One accelerator package; its scale-up domain is how many can work on one step. "
+                          "'Custom' is the chip defined on the Custom page (carried in the link).")
+        st.selectbox("Model", [*list(mds), dials.CUSTOM], key="model", format_func=_model_label,
+                     help="Total/active parameters. All weights are read every step; only active ones multiply. "
+                          "'Custom' is the model defined on the Custom page (carried in the link).")
         c1, c2 = st.columns(2)
         c1.selectbox("Weights", list(DTYPE_BYTES), key="w", help="Weight storage format")
         c2.selectbox("KV cache", list(DTYPE_BYTES), key="kv", help="KV-cache format")
@@ -85,12 +114,12 @@ def render_sidebar() -> View:
                               "Marks: Hopper 8, Blackwell 72, Rubin Ultra 144 packages (= 576 dies). "
                               "'auto' = the smallest power of two whose HBM holds the weights and the "
                               "KV cache of batch B at context T (up to the scale-up domain).")
-        model = mds[ss["model"]]
+        model = _pick("model", ss["model"], mds, dials.REGISTRY.dials["model"].default, [])[0]
         st.number_input("Sparsity total/active (empty = preset)", min_value=1.0, max_value=1000.0, step=0.5,
                         key="sp", placeholder=f"preset {model.sparsity:.3g}",
                         help=f"Overrides the model's active parameters. Preset: {model.sparsity:.3g}; "
                              f"the lecture's DeepSeek round number: {LECTURE_SPARSITY:g}.")
-        hw = hws[ss["chip"]]
+        hw = _pick("hardware", ss["chip"], hws, dials.REGISTRY.dials["chip"].default, [])[0]
         st.number_input("Price per chip-hour, USD (empty = preset)", min_value=0.01, max_value=1000.0,
                         step=0.25, key="price", placeholder=f"preset ${hw.price_usd_per_hour:.2f}",
                         help="Rental price of one chip for one hour.")
@@ -100,6 +129,11 @@ def render_sidebar() -> View:
         with st.expander("Efficiency (1 = ideal roofline)"):
             st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu")
             st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu")
+        with st.expander("Export"):
+            st.radio("Chart image format", ["png", "svg"], key="img", horizontal=True,
+                     format_func=lambda f: {"png": "PNG (4800 × 2700)", "svg": "SVG (vector)"}[f],
+                     help="What the camera in each chart's toolbar saves, at presentation size (1600 × 900). "
+                          "Every chart also has a CSV button with its plotted points.")
     view = build_view()
     st.session_state[VIEW_KEY] = view
     return view
@@ -110,8 +144,9 @@ def build_view() -> View:
     ss = st.session_state
     hws, mds = presets.hardware_presets(), presets.model_presets()
     warnings: list[str] = []
-    hw = hws[ss["chip"]]
-    model: ModelArch = mds[ss["model"]]
+    hw0, hw_custom = _pick("hardware", ss["chip"], hws, dials.REGISTRY.dials["chip"].default, warnings)
+    model0, model_custom = _pick("model", ss["model"], mds, dials.REGISTRY.dials["model"].default, warnings)
+    hw, model = hw0, model0
     if ss.get("sp") is not None:
         model = model.with_sparsity(float(ss["sp"]))
     if ss.get("price") is not None:
@@ -131,11 +166,18 @@ def build_view() -> View:
     system = System(hw, model, prec, dep)
     unc = []
     if ss.get("price") is None:
-        unc += uncertain_notes(hws[ss["chip"]], hws[ss["chip"]].name)
+        unc += uncertain_notes(hw0, hw0.name)
     else:
-        unc += [n for n in uncertain_notes(hws[ss["chip"]], hws[ss["chip"]].name) if "price" not in n]
-    unc += uncertain_notes(mds[ss["model"]], mds[ss["model"]].name)
-    return View(system, float(ss["b"]), float(ss["ctx"]), chips_auto, ss["chip"], ss["model"],
+        unc += [n for n in uncertain_notes(hw0, hw0.name) if "price" not in n]
+    unc += uncertain_notes(model0, model0.name)
+    for spec, is_custom in ((hw0, hw_custom), (model0, model_custom)):
+        if is_custom:
+            mine = sorted(k.replace("_", " ") for k, m in (spec.meta or {}).items() if m is custom.USER_SOURCE)
+            if mine:
+                unc.append(f"{spec.name}: your own figures, not a sourced preset — {', '.join(mine)}")
+    chip_key = ss["chip"] if hw_custom or ss["chip"] != dials.CUSTOM else dials.REGISTRY.dials["chip"].default
+    model_key = ss["model"] if model_custom or ss["model"] != dials.CUSTOM else dials.REGISTRY.dials["model"].default
+    return View(system, float(ss["b"]), float(ss["ctx"]), chips_auto, chip_key, model_key,
                 tuple(warnings), tuple(unc))
 
 

@@ -6,7 +6,7 @@ import streamlit as st
 from model import KVLayout, context_never_compute_bound, decode_step, kv_crossover_context, presets
 from model.economics import kv_bytes_from_crossover
 from model.specs import DTYPE_BYTES
-from ui import dials, fig_kv, figures
+from ui import dials, export, fig_kv, figures
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, tokens, usd
@@ -163,7 +163,7 @@ with c1:
     fig = fig_kv.cost_vs_context(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, markers=marks, t_now=T,
                                  usd_now=float(sweep.usd_per_mtok[i_now]), tier=tier,
                                  title=f"Cost per token against context at B = {B:g}")
-    st.plotly_chart(fig, key="kv_cost_vs_context", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="kv_cost_vs_context", config=figures.PLOTLY_CONFIG)
     st.caption("Cost per output token at this batch, on the ideal roofline. Flat while the weight read or the matmuls "
                "set the step, then rising once the KV read dominates — linearly in T for dense attention"
                + (", like √T with sparse reads" if sparse else "") + ". Grey dashed: weights + KV do not fit in HBM. "
@@ -176,7 +176,7 @@ with c1:
 with c2:
     fig = fig_kv.bound_map(b_grid, c_grid, bmap.bound, bmap.fits, crossover=cross_line,
                            never_context=t_never, now=(B, T))
-    st.plotly_chart(fig, key="kv_bound_map", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="kv_bound_map", config=figures.PLOTLY_CONFIG)
     st.caption("Each cell: the term that sets the step at that batch and context. Dashed: KV read = weight read "
                "(T× = W/(B·kv) — falls as the batch grows). Dotted vertical: past it, KV alone outweighs the matmuls "
                "at any batch. Faded cells, above the grey line: weights + KV do not fit in HBM."
@@ -254,7 +254,7 @@ fig = fig_kv.kv_per_token_bars(
     f"KV bytes per extra token of context, at {kv_dtype}", notes=notes,
     read_per_token=reads if sparse else None, read_label=f"read per context token at T = {tokens(T)} (sparse)",
     refs=refs)
-st.plotly_chart(fig, key="kv_models", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="kv_models", config=figures.PLOTLY_CONFIG)
 st.caption(f"KV bytes each extra token of context adds, all layers, at the KV dtype ({kv_dtype}). MLA caches one "
            "compressed latent per layer; GQA shares K/V across query heads; windowed (or chunked) layers stop "
            "growing past their window, so only the full-attention layers count at long context (hover for the "
