@@ -25,13 +25,20 @@ PAGES = {
         st.Page("views/moe_layout.py", title="MoE layout across the rack", url_path="moe"),
         st.Page("views/pipelining.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
     ],
+    "Economics": [
+        st.Page("views/prices.py", title="Prices decoded: what API prices reveal", url_path="prices"),
+        st.Page("views/memory_tiers.py", title="Memory tiers: where a prompt cache lives", url_path="memory-tiers"),
+        st.Page("views/training.py", title="Training tokens: over-training pays", url_path="training"),
+    ],
     "Tools": [
+        st.Page("views/walkthrough.py", title="Walkthrough: the lecture in steps", url_path="walkthrough"),
+        st.Page("views/compare.py", title="Compare configurations", url_path="compare"),
         st.Page("views/custom.py", title="Custom chips and models", url_path="custom"),
     ],
 }
 
 dials.begin_run()
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, position="top")
 notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
 try:
     render_sidebar()

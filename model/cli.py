@@ -555,6 +555,65 @@ def cmd_pipeline(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return data, _header(data["inputs"]) + f"\nmicro-batch b = {a.micro_batch:g}, T = {a.context:g}\n\n" + table
 
 
+def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
+    """The built-in DDR/flash/disk tiers, or every tier of a YAML/JSON tier file (`--tiers`)."""
+    try:
+        if path is None:
+            items = presets.load("tier")
+        else:
+            try:
+                data = open(path, "rb").read()
+            except OSError as e:
+                raise CLIError(f"--tiers: cannot read {path!r}: {e.strerror}") from None
+            items = presets.parse_text(data, "tier")
+    except presets.PresetError as e:
+        raise CLIError(f"--tiers {path}: {e.problems[0]}"
+                       + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
+    except OSError as e:
+        raise CLIError(f"--tiers: cannot read the built-in tier presets ({e.strerror}: {e.filename})") from None
+    return list(items.items())
+
+
+def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour"])
+    try:
+        kv = s.kv.bytes_per_token
+    except ValueError as e:
+        raise CLIError(f"--kv-bytes-per-token: {e}") from None
+    if not kv > 0:
+        raise CLIError("--kv-bytes-per-token: the KV bytes per token must be > 0 to hold anything")
+    keyed = [("hbm", economics.hbm_tier(s.hardware)), *_load_tiers(a.tiers)]
+    tiers = [t for _, t in keyed]
+    rec = float(economics.recompute_cost(s))
+    try:
+        c = economics.cache_tier_costs(tiers, kv, rec, a.hold_seconds)
+    except ValueError as e:
+        raise CLIError(f"cache-tier: {e}") from None
+    env = economics.cheapest_envelope(c)
+    keys = [k for k, _ in keyed] + ["recompute"]
+    k_best = int(c.cheapest)
+    k_tier = int(c.cheapest_tier)
+    rows = [{"key": k, "name": t.name, "medium": t.medium, "capacity_bytes": t.capacity_bytes,
+             "bandwidth_bytes_per_s": t.bandwidth_bytes_per_s, "usd_per_hour": t.usd_per_hour, "drain_s": t.drain_s,
+             "hold_usd_per_token": float(c.hold_usd_per_s[i]) * a.hold_seconds,
+             "retrieve_usd_per_token": float(c.retrieve_usd[i]), "usd_per_token": float(c.tier_usd[i]),
+             "usd_per_mtok": float(c.tier_usd[i]) * 1e6,
+             "uncertain": presets.uncertain_fields(t)} for i, (k, t) in enumerate(keyed)]
+    data = {"inputs": _system_summary(s, a), "hold_seconds": a.hold_seconds, "kv_bytes_per_token": kv,
+            "tiers": rows, "recompute_usd_per_token": rec, "recompute_usd_per_mtok": rec * 1e6,
+            "cheapest": keys[k_best], "cheapest_name": c.names[k_best],
+            "cheapest_usd_per_token": float(c.cheapest_usd), "cheapest_usd_per_mtok": float(c.cheapest_usd) * 1e6,
+            "cheapest_tier": keys[k_tier],
+            "switches": [{"hold_s": t, "from": keys[i], "to": keys[j]}
+                         for t, i, j in zip(env.switch_s, env.order, env.order[1:])]}
+    table = _table(["tier", "drain s", "hold $/Mtok", "retrieve $/Mtok", "total $/Mtok", ""],
+                   [[r["key"], r["drain_s"], r["hold_usd_per_token"] * 1e6, r["retrieve_usd_per_token"] * 1e6,
+                     r["usd_per_mtok"], "← cheapest" if r["key"] == keys[k_best] else ""] for r in rows]
+                   + [["recompute", None, None, None, rec * 1e6, "← cheapest" if k_best == len(tiers) else ""]])
+    hand = "; ".join(f"{d['from']} → {d['to']} at {_fmt(d['hold_s'])} s" for d in data["switches"])
+    return data, (_header(data["inputs"]) + f"\nKV {_fmt(kv)} B/token held for {_fmt(a.hold_seconds)} s, then read "
+                  f"back (per million tokens)\n\n{table}\n\ncheapest option changes: {hand or 'never'}")
+
 def make_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m model", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", metavar="SUBCOMMAND", parser_class=_Parser)
@@ -612,6 +671,12 @@ def make_parser() -> argparse.ArgumentParser:
     sp.add_argument("--micro-batches", type=_number("--micro-batches", 1, integer=True),
                     help="training micro-batches for the bubble (default: P)")
     sp.add_argument("--context", type=_number("--context", 0), default=0.0)
+    sp = add("cache-tier", cmd_cache_tier, "cost per token of holding KV for a time in HBM, DDR, flash or disk, "
+             "or of recomputing it; the cheapest")
+    sp.add_argument("--hold-seconds", type=_number("--hold-seconds", 0, lo_open=True), required=True,
+                    help="how long the prompt's KV waits for its next use [s]")
+    sp.add_argument("--tiers", metavar="FILE", help="YAML/JSON tier file (default: the built-in DDR, flash and "
+                    "disk tiers); HBM always comes from the chip")
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
     sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier"])
     return p
@@ -641,8 +706,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         a = parser.parse_args(_glue_dash_values(list(sys.argv[1:] if argv is None else argv)))
         if not getattr(a, "cmd", None):
-            raise CLIError("a subcommand is required: choose from step, balance, fast-mode, kv-from-price, "
-                           "overtrain, layout, pipeline, presets (see `python -m model --help`)")
+            names = next(act.choices for act in parser._actions if isinstance(act, argparse._SubParsersAction))
+            raise CLIError(f"a subcommand is required: choose from {', '.join(names)} "
+                           "(see `python -m model --help`)")
         data, text = a.func(a)
     except CLIError as e:
         print(f"error: {e}", file=sys.stderr)

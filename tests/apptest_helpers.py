@@ -16,7 +16,8 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
          "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py",
-         "custom": "views/custom.py"}
+         "prices": "views/prices.py", "memory-tiers": "views/memory_tiers.py", "training": "views/training.py",
+         "compare": "views/compare.py", "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:

@@ -38,14 +38,23 @@ __all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
 
 pytestmark = pytest.mark.browser
 
+# Each page's path and the start of its title (the navigation is a top bar of section menus, so
+# the page shown is checked by its heading).
 PAGES = {
-    "/": "Batch",
+    "/": "Why tokens cost",
     "/fast-mode": "Fast mode",
     "/kv-cache": "KV cache",
     "/scale-up": "Scale-up domain",
     "/moe": "MoE layout",
     "/pipeline": "Pipelining",
+    "/prices": "Prices decoded",
+    "/memory-tiers": "Memory tiers",
+    "/training": "Training tokens",
+    "/compare": "Compare configurations",
+    "/custom": "Custom chips and models",
+    "/walkthrough": "1. Batch and the latency floor",
 }
+NO_CHART = {"/custom"}      # an editor: inputs, downloads and an upload, no chart
 CHART_TIMEOUT_MS = 10_000  # counted after the script run has ended
 
 # A fingerprint of every drawn Plotly figure's data (Plotly keeps it on the graph div as `.data`).
@@ -74,9 +83,11 @@ def _assert_clean(page, what: str) -> None:
     assert not problems, f"{what}: " + "; ".join(problems)
 
 
-def _active_nav(page) -> str:
-    link = page.get_by_test_id("stSidebarNavLink").and_(page.locator("[aria-current='page']"))
-    return link.inner_text().strip()
+def _heading(page) -> str:
+    """The page's title (its first h1 in the main area)."""
+    h1 = page.get_by_test_id("stMain").locator("h1").first
+    expect(h1).to_be_visible()
+    return h1.inner_text().strip()
 
 
 def test_debian_chromium_is_installed():
@@ -95,6 +106,10 @@ def test_debian_chromium_is_installed():
 def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
     """A visitor opening any page sees at least one Plotly chart, and never an exception or traceback."""
     open_app(app_page, app_url + path, charts=False)
+    if path in NO_CHART:
+        assert _heading(app_page).startswith(PAGES[path])
+        _assert_clean(app_page, path)
+        return
     try:
         app_page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=CHART_TIMEOUT_MS)
     except PlaywrightTimeoutError:
@@ -102,7 +117,7 @@ def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
         pytest.fail(f"{path}: no Plotly chart (.js-plotly-plot) visible after {CHART_TIMEOUT_MS / 1000:g} s; "
                     f"page headings: {headings}", pytrace=False)
     assert _path(app_page.url) == path, f"opened {path}, the app moved to {app_page.url}"
-    assert PAGES[path] in _active_nav(app_page)
+    assert _heading(app_page).startswith(PAGES[path])
     _assert_clean(app_page, path)
 
 
@@ -161,8 +176,47 @@ def test_shared_link_keeps_its_page(app_page, app_url):
     open_app(app_page, app_url + "/kv-cache?ctx=200000", charts=False)
     assert _path(app_page.url) == "/kv-cache", f"the link landed on {app_page.url}"
     assert _query(app_page.url) == {"ctx": ["200000"]}
-    assert "KV cache" in _active_nav(app_page)
+    assert _heading(app_page).startswith("KV cache")
     expect(slider_thumb(app_page, "Context")).to_have_attribute("aria-valuetext", "200k")
     share = app_page.get_by_test_id("stSidebar").get_by_test_id("stCode").last
     expect(share).to_contain_text("/kv-cache?ctx=200000")
     _assert_clean(app_page, "/kv-cache?ctx=200000")
+
+
+def test_walkthrough_arrow_keys_move_the_step_and_the_url(app_page, app_url):
+    """A speaker presses → and ← on the walkthrough: the step and the URL follow; the link reopens there."""
+    page = app_page
+    open_app(page, app_url + "/walkthrough?wk_present=1")
+    expect(page.get_by_test_id("stSidebar")).to_be_hidden()          # presentation mode hides the chrome
+    assert _heading(page).startswith("1. ")
+    page.get_by_test_id("stMain").locator("h1").first.click()        # focus the page, not a widget
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(re.compile(r"^2\. "))
+    expect(page).to_have_url(re.compile(r"[?&]wk_step=2(&|$)"))
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(re.compile(r"^3\. "))
+    page.keyboard.press("ArrowLeft")
+    expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(re.compile(r"^2\. "))
+    expect(page).to_have_url(re.compile(r"[?&]wk_step=2(&|$)"))
+    assert _query(page.url).get("wk_present") == ["1"]
+    _assert_clean(page, "walkthrough after arrow keys")
+
+
+def test_csv_download_has_the_charts_rows(app_page, app_url):
+    """The CSV button under a chart downloads that chart's plotted points."""
+    page = app_page
+    open_app(page, app_url + "/pipeline")
+    first_chart = page.locator(".js-plotly-plot").first
+    n_points = page.evaluate("""() => {
+        const g = document.querySelector('.js-plotly-plot');
+        return g.data.filter(t => t.name !== undefined || t.x !== undefined)
+                     .reduce((n, t) => n + (t.x ? t.x.length : (t.y ? t.y.length : 0)), 0);
+    }""")
+    assert n_points > 0
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").first.locator("button").first.click()
+    text = open(dl.value.path(), encoding="utf-8").read()
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    assert lines[0] == "chart,trace,x,y"
+    assert len(lines) - 1 == n_points, f"{len(lines) - 1} CSV rows for {n_points} plotted points"
+    expect(first_chart).to_be_visible()

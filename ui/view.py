@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from model import Deployment, Precision, System, auto_chips, presets
-from model.specs import DTYPE_BYTES
+from model.specs import DTYPE_BYTES, Hardware, ModelArch
 
 from . import custom, dials
 from .dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
@@ -139,6 +139,36 @@ def render_sidebar() -> View:
     return view
 
 
+def assemble(hw0: Hardware, model0: ModelArch, weights: str, kv: str, compute: str, chips: int | str,
+             batch: float, context: float, *, price: float | None = None, sparsity: float | None = None,
+             mfu: float = 1.0, bw_util: float = 1.0, mode: str = "lecture",
+             ) -> tuple[System, bool, list[str], list[str]]:
+    """A System from a chip and a model spec and dial values, as the sidebar builds it: price and
+    sparsity overrides, bf16 when the chip has no figure at `compute` (with a warning), C = auto_chips
+    at (batch, context) when `chips` is "auto", a warning past the scale-up domain.
+    Returns (system, chips_auto, warnings, uncertain preset notes)."""
+    warnings: list[str] = []
+    hw, model = hw0, model0
+    if sparsity is not None:
+        model = model.with_sparsity(float(sparsity))
+    if price is not None:
+        hw = hw.with_(price_usd_per_hour=float(price))
+    if compute not in hw.compute_dtypes():
+        warnings.append(f"{hw.name} has no {compute} FLOP/s figure; computing at bf16.")
+        compute = "bf16"
+    prec = Precision(weights=weights, kv=kv, compute=compute)
+    chips_auto = chips == "auto"
+    c = auto_chips(hw, model, prec, float(batch), float(context)) if chips_auto else int(chips)
+    if not chips_auto and c > hw.scaleup_domain_chips:
+        warnings.append(f"C = {c} is more than {hw.name}'s scale-up domain of "
+                        f"{hw.scaleup_domain_chips}: those chips would talk over the slower scale-out network, "
+                        "which this page does not charge for.")
+    system = System(hw, model, prec, Deployment(chips=c, mfu=float(mfu), bw_util=float(bw_util), mode=mode))
+    unc = [n for n in uncertain_notes(hw0, hw0.name) if price is None or "price" not in n]
+    unc += uncertain_notes(model0, model0.name)
+    return system, chips_auto, warnings, unc
+
+
 def build_view() -> View:
     """The current System from the dial values in session state (falls back, with a warning)."""
     ss = st.session_state
@@ -146,30 +176,11 @@ def build_view() -> View:
     warnings: list[str] = []
     hw0, hw_custom = _pick("hardware", ss["chip"], hws, dials.REGISTRY.dials["chip"].default, warnings)
     model0, model_custom = _pick("model", ss["model"], mds, dials.REGISTRY.dials["model"].default, warnings)
-    hw, model = hw0, model0
-    if ss.get("sp") is not None:
-        model = model.with_sparsity(float(ss["sp"]))
-    if ss.get("price") is not None:
-        hw = hw.with_(price_usd_per_hour=float(ss["price"]))
-    compute = ss["cd"]
-    if compute not in hw.compute_dtypes():
-        warnings.append(f"{hw.name} has no {compute} FLOP/s figure; computing at bf16.")
-        compute = "bf16"
-    prec = Precision(weights=ss["w"], kv=ss["kv"], compute=compute)
-    chips_auto = ss["c"] == "auto"
-    chips = auto_chips(hw, model, prec, float(ss["b"]), float(ss["ctx"])) if chips_auto else int(ss["c"])
-    if not chips_auto and chips > hw.scaleup_domain_chips:
-        warnings.append(f"C = {chips} is more than {hw.name}'s scale-up domain of "
-                        f"{hw.scaleup_domain_chips}: those chips would talk over the slower scale-out network, "
-                        "which this page does not charge for.")
-    dep = Deployment(chips=chips, mfu=float(ss["mfu"]), bw_util=float(ss["bwu"]), mode=ss["mode"])
-    system = System(hw, model, prec, dep)
-    unc = []
-    if ss.get("price") is None:
-        unc += uncertain_notes(hw0, hw0.name)
-    else:
-        unc += [n for n in uncertain_notes(hw0, hw0.name) if "price" not in n]
-    unc += uncertain_notes(model0, model0.name)
+    system, chips_auto, more, unc = assemble(
+        hw0, model0, ss["w"], ss["kv"], ss["cd"], ss["c"], float(ss["b"]), float(ss["ctx"]),
+        price=ss.get("price"), sparsity=ss.get("sp"), mfu=float(ss["mfu"]), bw_util=float(ss["bwu"]),
+        mode=ss["mode"])
+    warnings += more
     for spec, is_custom in ((hw0, hw_custom), (model0, model_custom)):
         if is_custom:
             mine = sorted(k.replace("_", " ") for k, m in (spec.meta or {}).items() if m is custom.USER_SOURCE)

@@ -1,0 +1,86 @@
+"""Presenter walkthrough — the lecture's argument, one step at a time (ui/walkthrough.py has the steps).
+
+← / → (or the buttons) move between steps; the step is in the URL (`wk_step`), so a link opens at
+that step; `wk_present=1` hides the app's chrome and enlarges the type for a projector. Charts with
+a sweep have a ▶ button that runs the batch (or context) across the curve in the browser.
+"""
+
+import streamlit as st
+
+from ui import export
+from ui.dials import choice_dial, page_dial
+from ui.view import current_view, show_view_notes, system_caption
+from ui.walkthrough import STEPS
+
+PAGE = ("walkthrough",)
+N = len(STEPS)
+ss = st.session_state
+
+page_dial(choice_dial("wk_step", list(range(1, N + 1)), 1, PAGE))
+page_dial(choice_dial("wk_present", [0, 1], 0, PAGE))
+
+PRESENT_CSS = """
+<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stHeader"],
+[data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 1.2rem !important; max-width: 100% !important; }
+[data-testid="stMarkdownContainer"] p { font-size: 1.7rem !important; line-height: 1.4 !important; }
+[data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
+[data-testid="stSlider"] p, [data-testid="stSlider"] div { font-size: 1rem !important; }
+.katex { font-size: 1.6em !important; }
+h1 { font-size: 3rem !important; }
+</style>
+"""
+
+
+def _go(delta: int) -> None:
+    ss["wk_step"] = min(N, max(1, int(ss["wk_step"]) + delta))
+
+
+view = current_view()
+present = int(ss["wk_present"]) == 1
+if present:
+    st.html(PRESENT_CSS)     # a fixed stylesheet; no user text goes into it
+
+k = int(ss["wk_step"])
+step = STEPS[k - 1]
+
+top = st.columns([1, 1, 5, 2.2])
+top[0].button("← Back", key="wk_prev", shortcut="Left", disabled=k == 1, on_click=_go, args=(-1,),
+              help="Previous step (← key)")
+top[1].button("Next →", key="wk_next", shortcut="Right", disabled=k == N, on_click=_go, args=(1,),
+              type="primary", help="Next step (→ key)")
+top[2].select_slider("Step", options=list(range(1, N + 1)), key="wk_step", persist_state="session",
+                     format_func=lambda i: f"{i}. {STEPS[i - 1].title}", label_visibility="collapsed")
+top[3].toggle("Presentation mode", key="wk_present_toggle", value=present,
+              help="Hides the sidebar and the app's header and enlarges the type. In a link: wk_present=1.",
+              on_change=lambda: ss.__setitem__("wk_present", 1 if ss["wk_present_toggle"] else 0))
+
+st.title(f"{k}. {step.title}")
+if not present:
+    st.caption(system_caption(view))
+    show_view_notes(view)
+
+try:
+    shown = step.build(view)
+except ValueError as exc:    # e.g. a model with neither attention shapes nor a KV figure
+    st.warning(f"This step cannot be drawn for this chip and model: {exc}. Change a dial in the sidebar.",
+               icon="⚠️")
+    st.stop()
+
+st.markdown(shown.sentence)
+fig = shown.fig
+fig.layout.height = 680 if present else 600
+export.chart(fig, key=f"wk_{step.key}")
+if shown.note:
+    st.caption(shown.note)
+for tex in shown.latex:
+    st.latex(tex)
+
+h, m_, s_ = step.video_s // 3600, step.video_s % 3600 // 60, step.video_s % 60
+links = st.columns([2, 2, 3])
+links[0].link_button(f"▶ The lecture at {h:d}:{m_:02d}:{s_:02d}", step.video_url,
+                     help=f"Chapter: {step.chapter} (Dwarkesh Podcast, Reiner Pope, 2026).")
+links[1].page_link(step.page, label="Open the chapter page →")
+links[2].caption(f"Step {k} of {N} · ← / → to move · the address bar holds this step"
+                 + (" · presentation mode" if present else ""))
