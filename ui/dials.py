@@ -253,8 +253,10 @@ def write_url() -> None:
         if v != dial.default:
             out[key] = dial.fmt(v)
     try:
-        if dict(st.query_params.to_dict()) != out:
-            st.query_params.from_dict(out)
+        # Written every run, not only when the server's copy differs: a rerun can carry a URL that a
+        # faster, interrupted run has since changed in the browser (then both copies say "2" while the
+        # address bar says "3"). The browser ignores an update equal to its address (no history entry).
+        st.query_params.from_dict(out)
     except Exception:  # never let URL writing break the page
         pass
 
