@@ -19,6 +19,7 @@ PAGES = {
         st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
         st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
         st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
+        st.Page("views/context_limits.py", title="Context limits: why context stalled", url_path="context"),
     ],
     "Cluster": [
         st.Page("views/scale_up.py", title="Scale-up domain: bigger racks buy bandwidth", url_path="scale-up"),
@@ -29,6 +30,7 @@ PAGES = {
         st.Page("views/prices.py", title="Prices decoded: what API prices reveal", url_path="prices"),
         st.Page("views/memory_tiers.py", title="Memory tiers: where a prompt cache lives", url_path="memory-tiers"),
         st.Page("views/training.py", title="Training tokens: over-training pays", url_path="training"),
+        st.Page("views/remat.py", title="Rematerialisation: compute for memory", url_path="remat"),
     ],
     "Tools": [
         st.Page("views/walkthrough.py", title="Walkthrough: the lecture in steps", url_path="walkthrough"),

@@ -16,8 +16,9 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
          "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py",
-         "prices": "views/prices.py", "memory-tiers": "views/memory_tiers.py", "training": "views/training.py",
-         "compare": "views/compare.py", "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
+         "context": "views/context_limits.py", "prices": "views/prices.py", "memory-tiers": "views/memory_tiers.py",
+         "training": "views/training.py", "remat": "views/remat.py", "compare": "views/compare.py",
+         "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:

@@ -47,6 +47,8 @@ PAGES = {
     "/scale-up": "Scale-up domain",
     "/moe": "MoE layout",
     "/pipeline": "Pipelining",
+    "/context": "Context limits",
+    "/remat": "Rematerialisation",
     "/prices": "Prices decoded",
     "/memory-tiers": "Memory tiers",
     "/training": "Training tokens",
