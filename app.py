@@ -34,6 +34,7 @@ PAGES = {
     ],
     "Tools": [
         st.Page("views/walkthrough.py", title="Walkthrough: the lecture in steps", url_path="walkthrough"),
+        st.Page("views/reality.py", title="Reality check: measured serving vs the roofline", url_path="reality"),
         st.Page("views/compare.py", title="Compare configurations", url_path="compare"),
         st.Page("views/custom.py", title="Custom chips and models", url_path="custom"),
     ],

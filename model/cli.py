@@ -39,6 +39,8 @@ from .specs import (
     Precision,
 )
 
+STEP_MAX_ROWS = 100_000   # `step` prints one row per (batch, context) pair
+
 
 class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
@@ -343,6 +345,9 @@ def _header(summary: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- subcommands
 
 def cmd_step(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    if len(a.batch) * len(a.context) > STEP_MAX_ROWS:  # one row per (batch, context): 10⁴ × 10⁴ would take hours
+        raise CLIError(f"--batch × --context: {len(a.batch):,} × {len(a.context):,} rows; at most "
+                       f"{STEP_MAX_ROWS:,} (batch, context) pairs")
     s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
                      batch=max(a.batch), context=max(a.context))
     b = np.asarray(a.batch, float)[:, None]
@@ -459,7 +464,7 @@ def cmd_overtrain(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_presets(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    kinds = [a.kind] if a.kind else ["hardware", "model", "price", "tier"]
+    kinds = [a.kind] if a.kind else ["hardware", "model", "price", "tier", "measurement"]
     data: dict[str, Any] = {}
     out = []
     for kind in kinds:
@@ -614,6 +619,75 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return data, (_header(data["inputs"]) + f"\nKV {_fmt(kv)} B/token held for {_fmt(a.hold_seconds)} s, then read "
                   f"back (per million tokens)\n\n{table}\n\ncheapest option changes: {hand or 'never'}")
 
+
+def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """Published measurements against their ideal bound; the (MFU, BWU) that best predicts them."""
+    from . import calibrate  # only this subcommand needs it
+
+    try:
+        items = presets.measurement_presets()
+    except OSError as e:
+        raise CLIError(f"calibrate: cannot read the built-in measurements ({e.strerror}: {e.filename})") from None
+    resolved = {}
+    for flag, kind, value in (("--model", "model", a.model), ("--hardware", "hardware", a.hardware)):
+        if value is not None:
+            try:
+                presets.get(kind, value)
+            except ValueError as e:
+                raise CLIError(f"{flag}: {e}") from None
+            k = value.strip().lower()
+            resolved[kind] = presets.aliases(kind).get(k, k)
+    keys = None
+    if a.measurement is not None:
+        keys = [k.strip() for k in a.measurement.split(",")]
+        bad = [k for k in keys if k not in items]
+        if bad:
+            raise CLIError(f"--measurement: unknown measurement {bad[0]!r}; the keys are those of "
+                           f"presets/measurements.yaml, e.g. {', '.join(list(items)[:3])}")
+    model_key, hw_key = resolved.get("model"), resolved.get("hardware")
+    sel = calibrate.select(items, model=model_key, hardware=hw_key, publisher=a.publisher, keys=keys)
+    given = " ".join(f"{f} {v}" for f, v in (("--model", a.model), ("--hardware", a.hardware),
+                                              ("--publisher", a.publisher), ("--measurement", a.measurement)) if v)
+    if not sel:
+        pubs = sorted({m.publisher for m in items.values()})
+        raise CLIError(f"calibrate: no measurement matches {given}; publishers: {', '.join(pubs)}")
+    c = calibrate.check(sel)
+    f = calibrate.fit_check(c)
+    rows = []
+    for i, k in enumerate(c.keys):
+        m = sel[k]
+        rows.append({"key": k, "name": m.name, "publisher": m.publisher, "model": m.model, "hardware": m.hardware,
+                     "measured_tokens_per_s_per_gpu": float(c.measured[i]),
+                     "tokens_per_s_per_user": float(c.speed[i]), "ideal_tokens_per_s_per_gpu": float(c.ideal[i]),
+                     "efficiency": float(c.efficiency[i]), "ideal_bound": str(c.bound[i]),
+                     "fitted_tokens_per_s_per_gpu": float(f.predicted[i]), "residual_log10": float(f.residual_log10[i]),
+                     "fitted_bound": str(f.bound[i]), "uncertain": presets.uncertain_fields(m)})
+    data = {"selection": {"model": a.model, "hardware": a.hardware, "publisher": a.publisher,
+                          "measurement": keys},
+            "count": len(rows), "mfu": f.mfu, "bw_util": f.bwu, "mfu_determined": f.mfu_determined,
+            "bw_util_determined": f.bwu_determined, "rms_log10": f.rms_log10,
+            "rms_factor": 10.0 ** f.rms_log10, "max_efficiency": float(np.max(c.efficiency)), "points": rows}
+    notes = []
+    if not f.mfu_determined:
+        notes.append("no point is compute-bound at the fit: MFU is not pinned down (shown at the highest value "
+                     "that fits as well)")
+    if not f.bwu_determined:
+        notes.append("no point is memory-bound at the fit: bandwidth utilisation is not pinned down (shown at "
+                     "the highest value that fits as well)")
+    if notes:
+        data["reason"] = "; ".join(notes)
+    table = _table(["measurement", "measured tok/s/GPU", "tok/s/user", "ideal tok/s/GPU", "efficiency",
+                    "fitted tok/s/GPU", "residual ×"],
+                   [[r["key"], r["measured_tokens_per_s_per_gpu"], r["tokens_per_s_per_user"],
+                     r["ideal_tokens_per_s_per_gpu"], r["efficiency"], r["fitted_tokens_per_s_per_gpu"],
+                     10.0 ** r["residual_log10"]] for r in rows])
+    head = _kv_lines([("measurements", len(rows)), ("fitted compute MFU", f.mfu),
+                      ("fitted HBM bandwidth utilisation", f.bwu),
+                      ("RMS residual (factor)", data["rms_factor"]),
+                      ("highest measured ÷ ideal", data["max_efficiency"])])
+    return data, head + ("\n" + "\n".join(f"note: {n}" for n in notes) if notes else "") + "\n\n" + table
+
+
 def make_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m model", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", metavar="SUBCOMMAND", parser_class=_Parser)
@@ -677,8 +751,14 @@ def make_parser() -> argparse.ArgumentParser:
                     help="how long the prompt's KV waits for its next use [s]")
     sp.add_argument("--tiers", metavar="FILE", help="YAML/JSON tier file (default: the built-in DDR, flash and "
                     "disk tiers); HBM always comes from the chip")
+    sp = add("calibrate", cmd_calibrate, "published measurements against their ideal roofline bound; fitted "
+             "compute and bandwidth efficiencies", system=False)
+    sp.add_argument("--model", metavar="NAME", help="only measurements of this model preset")
+    sp.add_argument("--hardware", metavar="NAME", help="only measurements on this chip preset")
+    sp.add_argument("--publisher", metavar="NAME", help="only measurements from this publisher (e.g. NVIDIA)")
+    sp.add_argument("--measurement", metavar="KEYS", help="comma-separated measurement keys")
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
-    sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier"])
+    sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier", "measurement"])
     return p
 
 

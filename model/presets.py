@@ -3,7 +3,7 @@
 File layout (see presets/README.md)::
 
     schema: roofline-presets/1
-    kind: hardware            # hardware | model | price
+    kind: hardware            # hardware | model | price | tier | measurement
     items:
       h100:
         name: NVIDIA H100 SXM5 80GB
@@ -13,7 +13,8 @@ File layout (see presets/README.md)::
         hbm_bytes: 80e9           # bare number: takes the entry's source and date
 
 Every number ends up with a source and a date (per field, or the entry's defaults); a number
-with neither is an error.  Files are parsed with ``yaml.safe_load`` (no code runs), capped in
+with neither is an error.  Files are parsed with a ``yaml.SafeLoader`` that also refuses anchors
+and aliases (no code runs, no "billion laughs" expansion), capped in
 size, and every problem is reported with the item and field it concerns.
 """
 
@@ -29,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from .specs import Hardware, ModelArch, _Spec, check_number, num
+from .specs import COMPUTE_DTYPES, DTYPE_BYTES, Hardware, ModelArch, _Spec, check_number, choice, describe_range, num
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
 SCHEMA = "roofline-presets/1"
@@ -69,14 +70,110 @@ class PriceOffer(_Spec):
         return self.fast_output_usd_per_mtok / self.output_usd_per_mtok
 
 
+# How a published serving figure was counted: output tokens only, or input + output ("total"); per GPU,
+# per node (of `gpus_per_node`) or for the whole measured group of `gpus`.
+THROUGHPUT_METRICS = ("output per GPU", "output per node", "output per group", "total per GPU", "total per group")
+MEASUREMENT_SCOPES = ("decode", "system")
+
+
+@dataclass(frozen=True)
+class Measurement(_Spec):
+    """One published serving result with the setup it was measured on (presets/measurements.yaml).
+
+    scope: "decode" — the figure counts decode GPUs only (prefill ran elsewhere and is not charged);
+           "system" — the figure's GPUs did all the work, prefill included (aggregated serving, or a
+           disaggregated system whose prefill GPUs are counted in `gpus`).
+    The published number is kept as published (`throughput` with its `throughput_metric`);
+    `output_tokens_per_s_per_gpu` converts it.
+    """
+
+    name: str
+    model: str                      # model preset key
+    hardware: str                   # hardware preset key used for the bound
+    publisher: str
+    weights: str = choice(tuple(DTYPE_BYTES), doc="weight format the bound streams")
+    kv: str = choice(tuple(DTYPE_BYTES), doc="KV-cache format")
+    compute: str = choice(COMPUTE_DTYPES, doc="matmul format whose peak FLOP/s the bound uses")
+    scope: str = choice(MEASUREMENT_SCOPES)
+    gpus: int = num("GPUs", 1, lo_open=False, integer=True, doc="GPUs the published figure covers")
+    chips_per_replica: int = num("chips", 1, lo_open=False, integer=True,
+                                 doc="C: GPUs that hold one copy of the weights and work on one step")
+    input_tokens: float = num("tokens", 1, lo_open=False, doc="prompt length L")
+    output_tokens: float = num("tokens", 1, lo_open=False, doc="output length O")
+    throughput: float = num("tok/s", doc="the published throughput, in `throughput_metric`")
+    throughput_metric: str = choice(THROUGHPUT_METRICS)
+    chip: str = ""                  # the accelerator as published, when the preset stands in for it (H800 → h100)
+    engine: str = ""
+    parallelism: str = ""           # as published, e.g. "EP144, DP attention"
+    prefill_gpus: int | None = num("GPUs", 0, lo_open=False, integer=True, optional=True,
+                                   doc="of `gpus`, those doing prefill (disaggregated systems)")
+    gpus_per_node: int = num("GPUs", 1, lo_open=False, integer=True, default=8)
+    concurrency: float | None = num("sequences", 1, lo_open=False, optional=True,
+                                    doc="sequences in flight over `gpus`")
+    context_tokens: float | None = num("tokens", 1, lo_open=False, optional=True,
+                                       doc="mean KV length per decode step, when published (else L + O/2)")
+    cache_hit_rate: float = num("-", 0, 1, lo_open=False, default=0.0,
+                                doc="share of prompt tokens served from a prefix cache")
+    tokens_per_step: float = num("tokens", 1, lo_open=False, default=1.0,
+                                 doc="tokens accepted per sequence per step (MTP / speculative decoding)")
+    tokens_computed_per_step: float = num("tokens", 1, lo_open=False, default=1.0,
+                                          doc="tokens computed per sequence per step (1 + draft tokens)")
+    tokens_per_s_per_user: float | None = num("tok/s", optional=True, doc="per-user decode speed (1/TPOT)")
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def _check(self) -> None:
+        n = type(self).__name__
+        if self.chips_per_replica > self.gpus:
+            raise ValueError(f"{n}.chips_per_replica = {self.chips_per_replica} is out of range: it must be "
+                             f"≤ gpus = {self.gpus}")
+        if self.prefill_gpus is not None and self.prefill_gpus >= self.gpus:
+            raise ValueError(f"{n}.prefill_gpus = {self.prefill_gpus} is out of range: it must be < gpus = {self.gpus}")
+        if self.tokens_per_step > self.tokens_computed_per_step:
+            raise ValueError(f"{n}.tokens_per_step = {self.tokens_per_step:g} is out of range: it must be "
+                             f"≤ tokens_computed_per_step = {self.tokens_computed_per_step:g} (accepted ≤ computed)")
+
+    @property
+    def output_share(self) -> float:
+        """O / (L + O): the output tokens' share of a "total" (input + output) token count."""
+        return self.output_tokens / (self.input_tokens + self.output_tokens)
+
+    @property
+    def output_tokens_per_s_per_gpu(self) -> float:
+        """The published figure as output tokens/s per GPU (per node ÷ GPUs per node, per group ÷ gpus,
+        total × O/(L+O))."""
+        x = self.throughput * (self.output_share if self.throughput_metric.startswith("total") else 1.0)
+        if self.throughput_metric.endswith("per node"):
+            return x / self.gpus_per_node
+        if self.throughput_metric.endswith("per group"):
+            return x / self.gpus
+        return x
+
+    @property
+    def decode_context(self) -> float:
+        """Mean KV length a decode step reads: the published figure, else L + O/2."""
+        return self.context_tokens if self.context_tokens is not None else self.input_tokens + self.output_tokens / 2
+
+
 def _tier_cls() -> type[_Spec]:
     from .economics import Tier  # economics imports roofline; import late to keep presets light
     return Tier
 
 
 KINDS: dict[str, type[_Spec]] = {"hardware": Hardware, "model": ModelArch, "price": PriceOffer,
-                                 "tier": _tier_cls()}
-FILES = {"hardware": "hardware.yaml", "model": "models.yaml", "price": "prices.yaml", "tier": "tiers.yaml"}
+                                 "tier": _tier_cls(), "measurement": Measurement}
+FILES = {"hardware": "hardware.yaml", "model": "models.yaml", "price": "prices.yaml", "tier": "tiers.yaml",
+         "measurement": "measurements.yaml"}
+
+
+class _Loader(yaml.SafeLoader):
+    """`yaml.safe_load` without anchors and aliases: a preset never needs them, and a few hundred bytes
+    of nested aliases stand for billions of elements once expanded."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "anchors and aliases (&name, *name) are not allowed",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
 
 
 class PresetError(ValueError):
@@ -138,6 +235,10 @@ def parse_item(kind: str, key: str, raw: Any) -> _Spec:
             except ValueError as e:
                 problems.append(f"{where}.{k}: {e}")
                 continue
+            except OverflowError:             # an integer beyond any float (≥ ~309 digits)
+                problems.append(f"{where}.{k}: the number is too large for a float: it must be "
+                                f"{describe_range(numbers[k])} [{numbers[k]['unit']}]")
+                continue
             if not src or not isinstance(src, str):
                 problems.append(f"{where}.{k}: no source (give 'source' on the field or the entry)")
             if not date:
@@ -171,20 +272,23 @@ def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
     if len(text) > MAX_FILE_BYTES:
         raise PresetError([f"file is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}"])
     try:
-        doc = yaml.safe_load(text)  # JSON is YAML; safe_load builds plain data only
+        doc = yaml.load(text, Loader=_Loader)  # JSON is YAML; a SafeLoader builds plain data only
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         raise PresetError([f"not valid YAML or JSON{at}: {getattr(e, 'problem', None) or e}"]) from None
     except RecursionError:
         raise PresetError(["document nests too deeply"]) from None
+    except ValueError as e:                   # int() refuses integers past sys.get_int_max_str_digits()
+        what = "a number has too many digits to read" if "digits" in str(e) else str(e)
+        raise PresetError([f"not valid YAML or JSON: {what}"]) from None
     if not isinstance(doc, Mapping):
         raise PresetError(["expected a mapping with 'schema', 'kind' and 'items' at the top"])
     problems = []
     if doc.get("schema") != SCHEMA:
         problems.append(f"'schema' must be {SCHEMA!r}, got {doc.get('schema')!r}")
     file_kind = doc.get("kind")
-    if file_kind not in KINDS:
+    if not isinstance(file_kind, str) or file_kind not in KINDS:
         problems.append(f"'kind' must be one of {', '.join(KINDS)}, got {file_kind!r}")
     elif kind is not None and file_kind != kind:
         problems.append(f"expected a {kind} file, got kind {file_kind!r}")
@@ -238,7 +342,7 @@ def _load_builtin(kind: str) -> dict[str, _Spec]:
 
 
 def load(kind: str) -> dict[str, _Spec]:
-    """The built-in presets of one kind (hardware, model, price), by key."""
+    """The built-in presets of one kind (hardware, model, price, tier, measurement), by key."""
     if kind not in KINDS:
         raise ValueError(f"unknown preset kind {kind!r}: choose one of {', '.join(KINDS)}")
     return dict(_load_builtin(kind))
@@ -256,6 +360,10 @@ def price_presets() -> dict[str, PriceOffer]:
     return load("price")  # type: ignore[return-value]
 
 
+def measurement_presets() -> dict[str, Measurement]:
+    return load("measurement")  # type: ignore[return-value]
+
+
 @cache
 def aliases(kind: str) -> dict[str, str]:
     """Alternative names given in a built-in file's `aliases:` lists → the item's key."""
@@ -265,6 +373,14 @@ def aliases(kind: str) -> dict[str, str]:
         for alias in (raw.get("aliases") or []) if isinstance(raw, Mapping) else []:
             out[str(alias).lower()] = str(key)
     return out
+
+
+@cache
+def entry_notes(kind: str) -> dict[str, str]:
+    """The `note:` of each item in a built-in file (entry-level notes are kept out of the specs)."""
+    doc = yaml.safe_load((PRESET_DIR / FILES[kind]).read_text(encoding="utf-8"))
+    return {str(k): str(raw.get("note") or "") for k, raw in (doc.get("items") or {}).items()
+            if isinstance(raw, Mapping)}
 
 
 def get(kind: str, key: str) -> _Spec:

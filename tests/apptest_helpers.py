@@ -7,9 +7,11 @@ starts in folder-discovery mode, so the first deep link after a server start (/k
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -17,8 +19,8 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
          "scale-up": "views/scale_up.py", "moe": "views/moe_layout.py", "pipeline": "views/pipelining.py",
          "context": "views/context_limits.py", "prices": "views/prices.py", "memory-tiers": "views/memory_tiers.py",
-         "training": "views/training.py", "remat": "views/remat.py", "compare": "views/compare.py",
-         "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
+         "training": "views/training.py", "remat": "views/remat.py", "reality": "views/reality.py",
+         "compare": "views/compare.py", "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
 
 
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
@@ -39,6 +41,20 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
 def charts(at: AppTest) -> list[dict]:
     """The Plotly figures on the page, as dicts (data, layout)."""
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def arr(v) -> np.ndarray:
+    """A trace's x/y/z as numpy: Plotly sends numpy arrays as base64 typed arrays, lists as lists
+    (None → NaN when the rest are numbers; text stays text)."""
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    a = np.asarray(v)
+    if a.dtype == object:
+        try:
+            return np.asarray([np.nan if x is None else x for x in v], float)
+        except (TypeError, ValueError):
+            return a
+    return a
 
 
 def trace_names(at: AppTest) -> list[list[str]]:

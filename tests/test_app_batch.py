@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets, system_balance_batch
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.format import number, seconds, usd
 
@@ -108,3 +108,21 @@ def test_equation_shows_todays_numbers():
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72"})
     tex = " ".join(l.value for l in at.latex)
     assert "300 \\times 8" in tex and "2{,}400" in tex
+
+
+def test_below_ideal_efficiency_draws_the_ideal_curve_too():
+    """Issue 7: with a fitted (or chosen) efficiency, the realistic and the ideal curves show together."""
+    at = app({"mfu": "0.5", "bwu": "0.25", "c": "8"})
+    assert_clean(at)
+    lat = charts(at)[0]
+    names = [t.get("name") for t in lat["data"]]
+    assert "ideal roofline (efficiency 1)" in names
+    ideal = next(t for t in lat["data"] if t.get("name") == "ideal roofline (efficiency 1)")
+    x = np.asarray(arr(ideal["x"]), float)
+    y = np.asarray(arr(ideal["y"]), float)
+    s = System(presets.get("hardware", "h100"), presets.get("model", "llama-3.1-70b")).with_(chips=8)
+    assert np.allclose(y, decode_step(s, x, 8192).t_step_s * 1e3)       # efficiency 1: the plain roofline
+    # ... and the main curve is the realistic one: at B = 1 (weight-bound) it is 4× slower (bw_util 0.25).
+    main = next(t for t in lat["data"] if t.get("name") == "latency per token")
+    assert np.asarray(arr(main["y"]), float)[0] == pytest.approx(4 * y[0], rel=1e-9)
+    assert "ideal roofline (efficiency 1)" not in [t.get("name") for t in charts(app({"c": "8"}))[0]["data"]]

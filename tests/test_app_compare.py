@@ -5,7 +5,6 @@ them and are dropped."""
 
 from __future__ import annotations
 
-import base64
 import math
 
 import numpy as np
@@ -22,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import app, assert_clean, charts
+from tests.apptest_helpers import app, arr, assert_clean, charts
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -32,11 +31,6 @@ LECTURE = "lecture-gpu_lecture-deepseek"
 B200_FP8 = "b200_deepseek-v3_fp8_fp8_fp8_8_5"
 
 
-def arr(v) -> np.ndarray:
-    """A trace's x/y as numpy: Plotly sends numpy arrays as base64 typed arrays."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray([np.nan if x is None else x for x in v], float)
 
 
 def system(chip, mdl, w="bf16", kv="bf16", cd="bf16", chips=None, price=None, batch=B, context=T, **dep) -> System:

@@ -3,22 +3,13 @@ model/context.py and the roofline computed here; page dials seeded from the URL;
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 
 from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.format import tokens, usd
-
-
-def arr(v) -> np.ndarray:
-    """A trace's x/y as numpy: Plotly sends numpy arrays as base64 typed arrays."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray(v)
 
 
 def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0, prec=Precision()) -> System:

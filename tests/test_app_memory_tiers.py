@@ -4,7 +4,6 @@ bad parameters reported by name."""
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
@@ -12,17 +11,12 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.format import usd
 
 KV70 = 327_680.0
 
 
-def arr(v) -> np.ndarray:
-    """A trace's x/y as numpy: Plotly sends numpy arrays as base64 typed arrays."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray(v)
 
 
 def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0) -> System:

@@ -3,24 +3,18 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
 
 
-def arr(v) -> np.ndarray:
-    """A trace's x/y as numpy: Plotly sends numpy arrays as base64 typed arrays."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray(v)
 
 
 def prices_app(query: dict[str, str] | None = None):

@@ -3,20 +3,12 @@ model/remat.py (and hand-worked Korthikanti figures); page dials seeded from the
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.format import bytes_
-
-
-def arr(v) -> np.ndarray:
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray(v)
 
 
 def fig(at, start: str) -> dict:

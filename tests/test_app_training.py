@@ -3,7 +3,6 @@ overtrain`, dial extremes, URL seeding, bad parameters, and the loss-fit section
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
@@ -18,15 +17,8 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.apptest_helpers import app, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
 from ui.format import number
-
-
-def arr(v) -> np.ndarray:
-    """A trace's x/y as numpy: Plotly sends numpy arrays as base64 typed arrays."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
-    return np.asarray(v)
 
 
 def fig(at, start: str) -> dict:

@@ -53,6 +53,7 @@ PAGES = {
     "/memory-tiers": "Memory tiers",
     "/training": "Training tokens",
     "/compare": "Compare configurations",
+    "/reality": "Reality check",
     "/custom": "Custom chips and models",
     "/walkthrough": "1. Batch and the latency floor",
 }

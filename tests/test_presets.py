@@ -7,7 +7,7 @@ import pytest
 from model import KVLayout, presets
 from model.presets import PresetError, dump_item, parse_text
 
-KINDS = ("hardware", "model", "price", "tier")
+KINDS = ("hardware", "model", "price", "tier", "measurement")
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -23,6 +23,10 @@ show_view_notes(view)
 grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))
 sweep = decode_step(s, grid, T)
 now = decode_step(s, B, T)
+# With efficiencies below 1 (sidebar, or fitted on the Reality-check page), the ideal curve is drawn too.
+realistic = s.deployment.mfu < 1 or s.deployment.bw_util < 1
+ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), grid, T) if realistic else None
+IDEAL = "ideal roofline (efficiency 1)"
 b_star_kv = float(system_balance_batch(s, T))
 b_star0 = float(system_balance_batch(s, 0.0))
 # "Unbatched costs N× more": B = 1 against the cheapest batch that fits (B* when it fits).
@@ -68,6 +72,8 @@ with c1:
              ("weights + KV", (sweep.t_weights_s + sweep.t_kv_s) * 1e3, figures.TERM_COLORS["weights"])]
     if per_phase:
         extra.append(("attention", sweep.t_attn_s * 1e3, figures.TERM_COLORS["attention"]))
+    if ideal is not None:
+        extra.append((IDEAL, ideal.t_step_s * 1e3, figures.GREY))
     fig = figures.curve_vs_batch(grid, sweep.t_step_s * 1e3, sweep.fits, sweep.bound, name="latency per token",
                                  unit="ms", title="Latency per token against batch", y_title="time per step [ms]",
                                  b_star=b_star_kv, b_now=B, y_now=float(now.t_step_s) * 1e3, extra=extra)
@@ -80,6 +86,8 @@ with c2:
     extra = [("matmul", sweep.t_matmul_s * per_tok, figures.TERM_COLORS["matmul"]),
              ("weights/B", sweep.t_weights_s * per_tok, figures.TERM_COLORS["weights"]),
              ("KV", sweep.t_kv_s * per_tok, figures.TERM_COLORS["kv"])]
+    if ideal is not None:
+        extra.append((IDEAL, ideal.usd_per_mtok, figures.GREY))
     fig = figures.curve_vs_batch(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, name="$ per Mtok", unit="$/Mtok",
                                  title="Cost per million tokens against batch", y_title="cost [$ per million tokens]",
                                  b_star=b_star_kv, b_now=B, y_now=float(now.usd_per_mtok), extra=extra)

@@ -1,0 +1,257 @@
+"""Reality check — published serving measurements against the roofline of their own setup.
+
+The lecture's roofline is a lower bound on time ("time is at least this", §1; 00:00:00–00:31:59):
+every FLOP at peak, every byte at full HBM bandwidth. Here each published result (presets/
+measurements.yaml: DeepSeek's production figures, SGLang, RTP-LLM, TensorRT-LLM, InferenceX) is
+held against that bound for exactly its setup — chip, model, formats, chips per replica, context,
+MTP, prompt work — using model/calibrate.py. measured ÷ ideal is how close real serving came; a
+compute MFU and HBM bandwidth utilisation fitted in log space to the selected points turn the
+ideal curves of every other page into realistic ones (the sidebar's efficiency dials). The
+lecture's own sizing uses ~30% MFU and decode at ~1/3–1/5 of prefill's (§2.6, §2.11; 01:18:49).
+"""
+
+import numpy as np
+import streamlit as st
+
+from model import calibrate as cal
+from model import presets
+from ui import fig_reality, figures
+from ui.dials import choice_dial, page_dial
+from ui.equations import tex_int, tex_num
+from ui.format import number, tokens
+from ui.view import current_view, show_view_notes, system_caption
+
+PAGE = ("reality",)
+ALL = "all"
+DEFAULT = "deepseek-h800-production"
+GRID = 240                                   # batch points on the frontier curves
+
+
+@st.cache_data(show_spinner=False)
+def _checked() -> cal.Check:
+    """Every built-in measurement against its ideal bound (the presets do not change while the app runs)."""
+    return cal.check(presets.measurement_presets())
+
+
+@st.cache_data(show_spinner=False)
+def _fitted(keys: tuple[str, ...]) -> cal.Fit:
+    c = _checked()
+    return cal.fit_check(c, np.isin(np.array(c.keys), np.array(keys)))
+
+
+def _apply(mfu: float, bwu: float) -> None:
+    """on_click: set the sidebar's efficiency dials (their widgets were drawn before this page ran)."""
+    st.session_state["mfu"] = float(min(1.0, max(0.01, round(mfu, 2))))
+    st.session_state["bwu"] = float(min(1.0, max(0.01, round(bwu, 2))))
+
+
+def tex_s(t: float) -> str:
+    """Seconds for KaTeX in ms, µs or ns (the per-sequence terms are tiny)."""
+    for mul, unit in ((1.0, "s"), (1e3, "ms"), (1e6, "µs"), (1e9, "ns")):
+        if abs(t) * mul >= 1 or unit == "ns":
+            return rf"{t * mul:.3g}\,\text{{{unit}}}"
+    return tex_num(t, "s")
+
+
+def _date(m) -> str:
+    meta = (m.meta or {}).get("throughput")
+    return meta.date if meta else "—"
+
+
+def _speed(x: float) -> str:
+    return "not published" if not np.isfinite(x) else f"{x:.3g} tok/s"
+
+
+view = current_view()
+ss = st.session_state
+st.title("Reality check: measured serving vs the roofline")
+st.caption(system_caption(view))
+show_view_notes(view)
+st.caption("This page draws each measurement's own setup, not the sidebar's; the sidebar receives the fitted "
+           "efficiency when you apply it below.")
+
+items = presets.measurement_presets()
+c = _checked()
+keys = list(c.keys)
+models = sorted({m.model for m in items.values()})
+chips = sorted({m.hardware for m in items.values()})
+pubs = sorted({m.publisher for m in items.values()})
+
+# ---------------------------------------------------------------- page dials (URL-backed)
+page_dial(choice_dial("rc_model", [ALL, *models], ALL, PAGE))
+page_dial(choice_dial("rc_chip", [ALL, *chips], ALL, PAGE))
+page_dial(choice_dial("rc_pub", [ALL, *pubs], ALL, PAGE))
+page_dial(choice_dial("rc_m", keys, DEFAULT if DEFAULT in keys else keys[0], PAGE))
+
+hw_names = {k: presets.get("hardware", k).name for k in chips}
+md_names = {k: presets.get("model", k).name for k in models}
+f1, f2, f3 = st.columns(3)
+f1.selectbox("Model", [ALL, *models], key="rc_model", persist_state="session",
+             format_func=lambda k: "all models" if k == ALL else md_names[k],
+             help="Keep the measurements of one model (for the list, the fit and the distribution's colours).")
+f2.selectbox("Chip (preset used for the bound)", [ALL, *chips], key="rc_chip", persist_state="session",
+             format_func=lambda k: "all chips" if k == ALL else hw_names[k],
+             help="H800 results use the H100 preset: same compute and HBM, slower NVLink (not charged here).")
+f3.selectbox("Publisher", [ALL, *pubs], key="rc_pub", persist_state="session",
+             format_func=lambda k: "all publishers" if k == ALL else k)
+
+selected = cal.select(items, model=None if ss["rc_model"] == ALL else ss["rc_model"],
+                      hardware=None if ss["rc_chip"] == ALL else ss["rc_chip"],
+                      publisher=None if ss["rc_pub"] == ALL else ss["rc_pub"])
+
+if not selected:
+    st.info("No measurement matches these filters: widen one of them (the lists show only what was measured).",
+            icon="ℹ️")
+else:
+    sel_keys = list(selected)
+    if ss.get("rc_m") not in selected:
+        ss["rc_m"] = sel_keys[0]                 # before the widget: the choice must be one of its options
+    st.selectbox(f"Measurement ({len(sel_keys)} match)", sel_keys, key="rc_m", persist_state="session",
+                 format_func=lambda k: items[k].name,
+                 help="Each is one published figure with its full setup, source and date (expand below).")
+    key = ss["rc_m"]
+    m = items[key]
+    i = keys.index(key)
+    t = cal.Terms(**{f: float(c.terms[f][i]) for f in cal.Terms.__dataclass_fields__})
+    s = cal.system_for(m)
+    measured, ideal, eff = float(c.measured[i]), float(c.ideal[i]), float(c.efficiency[i])
+    speed, b_ideal, bound = float(c.speed[i]), float(c.batch[i]), str(c.bound[i])
+    mask = np.isin(np.array(keys), np.array(sel_keys))
+    fit = _fitted(tuple(sel_keys))
+
+    # ------------------------------------------------------------ headline numbers
+    mt = st.columns(4)
+    mt[0].metric("Measured [out tok/s/GPU]", number(measured),
+                 help=f"As published: {m.throughput:,.6g} tok/s, {m.throughput_metric}"
+                      + (f" (× O/(L+O) = {m.output_share:.3g} for output)" if m.throughput_metric.startswith("total")
+                         else "") + ".")
+    mt[1].metric("Ideal bound [out tok/s/GPU]", number(ideal),
+                 help=("At the measured speed " + _speed(speed) + " per user." if np.isfinite(speed) else
+                       "No speed published: the top of the frontier (the largest batch that fits in HBM)."))
+    mt[2].metric("Measured ÷ ideal", f"{100 * eff:.3g} %" if np.isfinite(eff) else "above the bound",
+                 help="How close real serving came to the roofline of its own setup (1 = the bound).")
+    mt[3].metric("What caps the ideal batch", bound,
+                 help="compute: B·c fills the step; memory: weights + KV fill it; capacity: the KV cache fills HBM.")
+
+    # ------------------------------------------------------------ the bound, with today's numbers
+    C, a, k = t.chips, t.a, m.tokens_computed_per_step
+    T = m.decode_context
+    st.markdown(f"**{m.name}** — {s.hardware.name}" + (f" (published: {m.chip})" if m.chip else "")
+                + f" × {s.model.name}, weights {m.weights}, KV {m.kv}, compute {m.compute}; C = {C:g} chips per "
+                f"replica, T = {tokens(T)} mean context, {a:g} of {k:g} tokens accepted per step; scope "
+                f"**{m.scope}** ({'decode GPUs only' if m.scope == 'decode' else 'prefill included'}).")
+    pre = (r" + \tfrac{a}{O}\,\tfrac{2 N_a L_{new}}{C F}" if m.scope == "system" else "")
+    st.latex(rf"t(B) = \max\big(B\,c,\ m_0 + B\,m\big),\qquad c = k\,\tfrac{{t_{{mm}} + t_{{attn}}}}{{B}}{pre}"
+             rf" = {tex_s(t.c)}")
+    st.latex(rf"m_0 = \tfrac{{W}}{{C\,bw}} = {tex_s(t.m0)},\quad m = \tfrac{{t_{{kv}}}}{{B}}"
+             + (r" + \tfrac{a}{O}\,t_{kv,\,prompt}" if m.scope == "system" else "")
+             + rf" = {tex_s(t.m)},\quad B_{{fit}} = \tfrac{{C\,M - W}}{{kv(T)}} = {tex_int(t.b_fit)}")
+    if np.isfinite(speed):
+        tau = a / speed
+        st.latex(rf"\tau = \tfrac{{a}}{{u}} = \tfrac{{{a:g}}}{{{speed:.4g}}} = {tex_s(tau)},\quad "
+                 rf"B^* = \min\Big(\tfrac{{\tau}}{{c}},\ \tfrac{{\tau - m_0}}{{m}},\ B_{{fit}}\Big) = "
+                 rf"{tex_int(b_ideal)}\ \ ({bound})")
+        st.latex(rf"\text{{ideal}} = \tfrac{{B^* u}}{{C}} = \tfrac{{{tex_int(b_ideal)}\times{speed:.4g}}}{{{C:g}}}"
+                 rf" = {tex_int(ideal)}\ \text{{tok/s/GPU}},\qquad \text{{efficiency}} = "
+                 rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%")
+    else:
+        st.latex(rf"\text{{no speed published: }} B = B_{{fit}} = {tex_int(b_ideal)},\quad "
+                 rf"\text{{ideal}} = \tfrac{{B\,a}}{{C\,t(B)}} = {tex_int(ideal)}\ \text{{tok/s/GPU}}")
+        st.latex(rf"\text{{efficiency}} = \tfrac{{\text{{measured}}}}{{\text{{ideal}}}} = "
+                 rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%")
+
+    # ------------------------------------------------------------ charts
+    u_top, u_max = cal.speed_range(t)
+    u_top_real = cal.speed_range(t, fit.mfu, fit.bwu)[0]          # the fitted curve's knee sits further left
+    known = [float(x) for x in c.speed[[keys.index(kk) for kk in keys if cal.same_setup(items[kk], m)]]
+             if np.isfinite(x)]
+    u_lo = min([u_top, u_top_real, *known]) / 3.0
+    u = np.logspace(np.log10(u_lo), np.log10(u_max), GRID)
+    ideal_curve = cal.at_speed(t, u)["tokens_per_s_per_chip"]
+    real_curve = cal.at_speed(t, u, fit.mfu, fit.bwu)["tokens_per_s_per_chip"]
+    b_big = t.b_fit * np.logspace(0.0, 3.0, 80) if np.isfinite(t.b_fit) else None
+    unl = cal.frontier(t, b_big) if b_big is not None else None
+    if unl is not None:                              # only the part on the chart's speed range
+        keep = unl["tokens_per_s_per_user"] >= u_lo
+        unl = {kk: v[keep] for kk, v in unl.items()}
+    same = [kk for kk in keys if cal.same_setup(items[kk], m)]
+    pts = [fig_reality.Point(items[kk].name, float(c.speed[keys.index(kk)]), float(c.measured[keys.index(kk)]),
+                             float(c.ideal[keys.index(kk)]), kk == key) for kk in same]
+    col1, col2 = st.columns([1.15, 1])
+    with col1:
+        fig = fig_reality.frontier(u, ideal_curve, points=pts, tps_real=real_curve,
+                                   u_unlimited=None if unl is None else unl["tokens_per_s_per_user"],
+                                   tps_unlimited=None if unl is None else unl["tokens_per_s_per_chip"],
+                                   real_label=f"at the fitted MFU {fit.mfu:.2f}, BWU {fit.bwu:.2f}",
+                                   title="This setup's bound and its measurements")
+        st.plotly_chart(fig, key="reality_frontier", config=figures.PLOTLY_CONFIG)
+        st.caption("The most output tokens/s per GPU the roofline allows at each speed per user u: B*(u)·u/C with the "
+                   "largest batch B* whose step t(B) ≤ a/u and whose KV fits in HBM (left of the knee the HBM cap "
+                   "binds; grey: what unlimited HBM would allow). Dashed red: the same setup at the efficiency fitted "
+                   f"to the selected measurements. {len(pts)} measurement(s) share this exact setup.")
+    with col2:
+        groups = [items[kk].publisher for kk in keys]
+        names = [items[kk].name for kk in keys]
+        fig = fig_reality.efficiency_strip(groups, names, c.efficiency, mask, i)
+        st.plotly_chart(fig, key="reality_strip", config=figures.PLOTLY_CONFIG)
+        med = float(np.median(c.efficiency[mask]))
+        st.caption(f"Every measurement's measured ÷ ideal bound at its own speed (or the frontier's top when no speed "
+                   f"was published). Coloured: the {int(mask.sum())} selected; grey: the rest. Median of the "
+                   f"selected: {100 * med:.3g} %. None exceeds 100 %: a point above it would mean the data or the "
+                   f"model is wrong.")
+
+    # ------------------------------------------------------------ the fit, and applying it everywhere
+    st.subheader("Fitted efficiency → every page")
+    ft = st.columns(4)
+    ft[0].metric("Compute MFU", f"{fit.mfu:.2f}" + ("" if fit.mfu_determined else " (not pinned)"),
+                 help="Achieved ÷ peak FLOP/s that best predicts the selected points.")
+    ft[1].metric("HBM bandwidth util.", f"{fit.bwu:.2f}" + ("" if fit.bwu_determined else " (not pinned)"),
+                 help="Achieved ÷ peak HBM bytes/s that best predicts the selected points.")
+    ft[2].metric("Typical miss (RMS)", f"× {10 ** fit.rms_log10:.3g}",
+                 help="Root-mean-square of log10(measured ÷ predicted), as a factor.")
+    ft[3].metric("Points in the fit", f"{len(sel_keys)}")
+    st.latex(rf"\min_{{MFU,\,BWU}}\ \sum_{{i=1}}^{{{len(sel_keys)}}}\Big(\log_{{10}}\text{{measured}}_i - "
+             rf"\log_{{10}}\text{{bound}}_i(MFU, BWU)\Big)^2\ \Rightarrow\ MFU = {fit.mfu:.3g},\ BWU = {fit.bwu:.3g}")
+    if not fit.mfu_determined:
+        st.info("No selected point is compute-bound at the fit, so MFU is not pinned down: it is shown at the highest "
+                "value that predicts the points as well.", icon="ℹ️")
+    if not fit.bwu_determined:
+        st.info("No selected point is memory-bound at the fit, so bandwidth utilisation is not pinned down: it is "
+                "shown at the highest value that predicts the points as well.", icon="ℹ️")
+    b1, b2, b3 = st.columns([1.4, 1, 1.6])
+    b1.button(f"Use MFU {round(fit.mfu, 2):.2f} and bandwidth {round(fit.bwu, 2):.2f} on every page", key="rc_apply",
+              on_click=_apply, args=(max(fit.mfu, 0.01), max(fit.bwu, 0.01)), type="primary",
+              help="Sets the sidebar's 'Efficiency' dials, so every page draws realistic curves.")
+    b2.button("Back to the ideal (1, 1)", key="rc_reset", on_click=_apply, args=(1.0, 1.0))
+    b3.caption(f"Sidebar now: MFU {float(ss.get('mfu', 1.0)):.2f}, bandwidth {float(ss.get('bwu', 1.0)):.2f}. "
+               "The fit includes each setup's attention FLOPs; the sidebar's lecture roofline leaves them out, so "
+               "at long context its curves stay a little optimistic.")
+
+    idx = np.flatnonzero(mask)
+    rows = {"measurement": [items[keys[j]].name for j in idx],
+            "output tok/s/GPU": [round(float(c.measured[j])) for j in idx],
+            "tok/s/user": [None if not np.isfinite(c.speed[j]) else round(float(c.speed[j]), 2) for j in idx],
+            "ideal tok/s/GPU": [round(float(c.ideal[j])) for j in idx],
+            "measured ÷ ideal %": [round(100 * float(c.efficiency[j]), 1) for j in idx],
+            "at the fit tok/s/GPU": [round(float(p)) for p in fit.predicted],
+            "miss ×": [round(float(10 ** r), 2) for r in fit.residual_log10],
+            "source": [f"{items[keys[j]].publisher}, {_date(items[keys[j]])}" for j in idx]}
+    with st.expander(f"The {len(idx)} selected measurements: measured, ideal, fitted"):
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+    # ------------------------------------------------------------ the chosen measurement's setup and sources
+    unc = presets.uncertain_fields(m)
+    with st.expander(("⚠ " if unc else "") + "Setup and sources of this measurement"
+                     + (f" ({len(unc)} uncertain figure(s))" if unc else "")):
+        st.markdown(f"**Engine** {m.engine or '—'} · **parallelism** {m.parallelism or '—'} · **GPUs** {m.gpus}"
+                    + (f" ({m.prefill_gpus} prefill)" if m.prefill_gpus else "")
+                    + f" · **L/O** {m.input_tokens:,.0f}/{m.output_tokens:,.0f}"
+                    + (f" · **concurrency** {m.concurrency:,.0f}" if m.concurrency else "")
+                    + (f" · **prefix-cache hits** {100 * m.cache_hit_rate:.3g} %" if m.cache_hit_rate else ""))
+        note = presets.entry_notes("measurement").get(key, "")
+        if note:
+            st.markdown(note)
+        for f, meta in (m.meta or {}).items():
+            v = getattr(m, f)
+            st.markdown(f"- {'⚠ ' if meta.uncertain else ''}`{f}` = {v:,.6g} — {meta.source} ({meta.date})"
+                        + (f". {meta.note}" if meta.note else ""))
