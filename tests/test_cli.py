@@ -316,7 +316,7 @@ def test_overtrain_coefficients(capsys):
 
 def test_presets_lists_every_kind(capsys):
     d = run_json(capsys, "presets")
-    assert set(d) == {"hardware", "model", "price", "tier"}
+    assert set(d) == {"hardware", "model", "price", "tier", "measurement"}
     assert "h100" in d["hardware"] and "llama-3.1-70b" in d["model"]
     assert d["hardware"]["h100"]["hbm_bytes"] == 80e9
     assert isinstance(d["hardware"]["h100"]["uncertain"], list)

@@ -33,8 +33,14 @@ h1 { font-size: 3rem !important; }
 """
 
 
-def _go(delta: int) -> None:
-    ss["wk_step"] = min(N, max(1, int(ss["wk_step"]) + delta))
+def _go(target: int) -> None:
+    """Go to a step.  The target is fixed when the button is drawn, so a key press that reaches the
+    app twice (two reruns racing on a busy machine) still moves one step, not two."""
+    ss["wk_step"] = min(N, max(1, int(target)))
+
+
+def _jump() -> None:
+    ss["wk_step"] = int(ss["_wk_jump"])
 
 
 view = current_view()
@@ -46,11 +52,14 @@ k = int(ss["wk_step"])
 step = STEPS[k - 1]
 
 top = st.columns([1, 1, 5, 2.2])
-top[0].button("← Back", key="wk_prev", shortcut="Left", disabled=k == 1, on_click=_go, args=(-1,),
+top[0].button("← Back", key="wk_prev", shortcut="Left", disabled=k == 1, on_click=_go, args=(k - 1,),
               help="Previous step (← key)")
-top[1].button("Next →", key="wk_next", shortcut="Right", disabled=k == N, on_click=_go, args=(1,),
+top[1].button("Next →", key="wk_next", shortcut="Right", disabled=k == N, on_click=_go, args=(k + 1,),
               type="primary", help="Next step (→ key)")
-top[2].select_slider("Step", options=list(range(1, N + 1)), key="wk_step", persist_state="session",
+# The jump slider has its own key: bound to wk_step itself, its stale browser value could undo a
+# step the buttons just made when reruns overlap.
+ss["_wk_jump"] = k
+top[2].select_slider("Step", options=list(range(1, N + 1)), key="_wk_jump", on_change=_jump,
                      format_func=lambda i: f"{i}. {STEPS[i - 1].title}", label_visibility="collapsed")
 top[3].toggle("Presentation mode", key="wk_present_toggle", value=present,
               help="Hides the sidebar and the app's header and enlarges the type. In a link: wk_present=1.",
