@@ -51,13 +51,14 @@ def test_spec_built_figures_export_their_arrays():
     assert len(df) == 5 and df.y.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
-@pytest.mark.parametrize("page", ["batch", "kv-cache", "pipeline"])
+@pytest.mark.parametrize("page", sorted(set(PAGES) - {"custom"}))
 def test_every_chart_on_a_page_has_a_csv_button_and_the_chosen_image_format(page):
     at = app({"img": "svg"}, page=page)
     assert_clean(at)
     n = len(charts(at))
     assert n >= 1
-    buttons = [b for b in at.get("download_button") if b.proto.label == "⬇ CSV"]
+    buttons = [b for b in at.get("download_button") if b.proto.label == "⬇ CSV" and b.key.endswith("__csv")
+               and not b.key.endswith("table__csv")]
     assert len(buttons) == n
     for el in at.get("plotly_chart"):
         assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config

@@ -16,19 +16,50 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model import (
+    KVLayout,
     cluster,
     context_never_compute_bound,
     decode_step,
     kv_crossover_context,
     presets,
+    pricing,
     system_balance_batch,
 )
-from model.economics import fast_mode_batches
+from model.context import (
+    LECTURE_ACTIVE_PARAMS,
+    LECTURE_KV_ELEMENTS_PER_TOKEN,
+    STALLED_CONTEXT_TOKENS,
+    compute_crossover_context,
+    cost_terms,
+)
+from model.economics import (
+    TTL_1H_S,
+    TTL_5M_S,
+    cache_tier_costs,
+    cheapest_envelope,
+    fast_mode_batches,
+    hbm_tier,
+    list_cache_usd_per_mtok,
+    recompute_cost,
+)
+from model.specs import DTYPE_BYTES
+from model.training import chip_seconds, overtrain, phase_costs
 
-from . import fig_fast_mode, fig_kv, fig_moe, fig_pipeline, fig_scaleup, figures
+from . import (
+    fig_context,
+    fig_fast_mode,
+    fig_kv,
+    fig_moe,
+    fig_pipeline,
+    fig_prices,
+    fig_scaleup,
+    fig_tiers,
+    fig_training,
+    figures,
+)
 from .dials import BATCH_OPTIONS
 from .equations import params, tex_int, tex_num
-from .format import bytes_, number, seconds, tokens
+from .format import bytes_, number, seconds, tokens, usd
 from .view import View
 
 VIDEO = "https://youtu.be/xmkSf5IS-zw"
@@ -52,7 +83,7 @@ class Step:
     chapter: str                        # the lecture chapter it belongs to
     page: str                           # the chapter page's script (for st.page_link)
     build: Callable[[View], Shown]
-    play: str = ""                      # "batch" or "context": the chart can sweep that dial
+    play: str = ""                      # the quantity the chart can sweep ("batch", "context", "rate", "hold time")
 
     @property
     def video_url(self) -> str:
@@ -68,11 +99,29 @@ def batch_grid(B: float) -> np.ndarray:
     return np.unique(np.concatenate([np.geomspace(1, 65536, 121), BATCH_OPTIONS, [B]]))
 
 
-def with_play(fig: go.Figure, x: np.ndarray, y: np.ndarray, *, label: str, unit: str, axis: str = "") -> go.Figure:
-    """Add a client-side sweep: a marker that runs along (x, y) with Play/Pause buttons (Plotly frames)."""
+def _inside(v: np.ndarray, ax: dict) -> np.ndarray:
+    """Points strictly inside an axis' fixed range (plotly.js hides a marker that sits on the range's end)."""
+    rng = ax.get("range")
+    if not rng or len(rng) != 2 or any(r is None for r in rng):
+        return np.ones(v.shape, bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.log10(v) if ax.get("type") == "log" else v
+    lo, hi = sorted(float(r) for r in rng)
+    pad = 0.01 * (hi - lo)
+    return (w > lo + pad) & (w < hi - pad)
+
+
+def with_play(fig: go.Figure, x: np.ndarray, y: np.ndarray, *, label: str, unit: str, axis: str = "",
+              fmt: Callable[[float], str] = number) -> go.Figure:
+    """Add a client-side sweep: a marker that runs along (x, y) with Play/Pause buttons (Plotly frames).
+
+    `fmt` writes the swept value beside the marker (65,536; 200k; 5 min)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & (y > 0)
+    layout = fig.layout.to_plotly_json()
+    for name, v in ((f"xaxis{axis}", x), (f"yaxis{axis}", y)):
+        ok &= _inside(v, layout.get(name, {}))
     x, y = x[ok], y[ok]
     if x.size < 2:
         return fig
@@ -80,15 +129,17 @@ def with_play(fig: go.Figure, x: np.ndarray, y: np.ndarray, *, label: str, unit:
     marker = {"type": "scatter", "x": [x[idx[0]]], "y": [y[idx[0]]], "mode": "markers+text",
               "name": f"sweep ({label})",
               "marker": {"size": 18, "color": "#FF7F0E", "line": {"width": 2, "color": "#000"}},
-              "text": [f"{label} = {x[idx[0]]:,.4g}"], "textposition": "top center", "textfont": {"size": 18},
-              "hovertemplate": f"{label} = %{{x:,.4g}}<br>%{{y:.4g}} {unit}<extra></extra>", "showlegend": False}
+              "text": [f"{label} = {fmt(x[idx[0]])}"], "textposition": "top right", "textfont": {"size": 18},
+              "hovertemplate": f"{label} = %{{x:,.4g}}<br>%{{y:.4g}} {unit}<extra></extra>", "showlegend": False,
+              "cliponaxis": False}                   # drawn whole at the axis' ends
     if axis:
         marker.update(xaxis=f"x{axis}", yaxis=f"y{axis}")
     data = [*fig.data, marker]
     n = len(data) - 1
     frames = [{"name": str(i), "traces": [n],
-               "data": [{"x": [float(x[i])], "y": [float(y[i])], "text": [f"{label} = {x[i]:,.4g}"]}]} for i in idx]
-    layout = fig.layout.to_plotly_json()
+               "data": [{"x": [float(x[i])], "y": [float(y[i])], "text": [f"{label} = {fmt(x[i])}"],
+                         # the label leans inwards, clear of the axes at both ends
+                         "textposition": "top right" if i < x.size / 2 else "top left"}]} for i in idx]
     top = float(layout.get("margin", {}).get("t", 60) or 60)
     layout["margin"] = {**layout.get("margin", {}), "t": max(top, 90)}
     layout["updatemenus"] = [{
@@ -283,6 +334,270 @@ def step_scaleup(view: View) -> Shown:
                  "Latency floor = all weights read once over the domain's aggregate bandwidth.")
 
 
+
+# The chapter pages' dial defaults for their page-local inputs (the sidebar's system supplies the rest).
+# views/training.py (tt_*): the lecture's 100B active, 500M tok/s shared by 10 models, 60 days, c_RL 3, ×3, ×3.
+TRAIN_NA, TRAIN_RATE, TRAIN_DAYS, TRAIN_MODELS = 100e9, 500e6, 60.0, 10.0
+TRAIN_COEF = {"c_rl": 3.0, "ineff_rl": 3.0, "ineff_inf": 3.0}
+TRAIN_NA_LINES = (10e9, 30e9, 100e9, 300e9, 1e12)
+TRAIN_RATES = np.geomspace(1e6, 1e11, 121)                   # global inference tok/s
+CHINCHILLA_PER_PARAM = 20.0                                  # Hoffmann et al. 2022 (the model's default)
+# views/prices.py (pr_*): Gemini 3 Pro's 200k tier, 100B active, 600 FLOP/B (fp8), dense reads; the
+# architecture cross-check 1 KV layer × 2 × d_head 128 × 8 KV heads at fp8.
+PRICE_TIER, PRICE_NA, PRICE_FPB, PRICE_READ = "gemini-3-pro", 100e9, 600.0, 1.0
+PRICE_ARCH = (128, 8, 1.0, "fp8")                            # d_head, KV heads, KV layers, KV dtype
+PRICE_CONTEXT = np.geomspace(1e3, 1e7, 401)
+# views/memory_tiers.py (mt_*): a 5-minute hold, Claude Opus 4.6's cache prices drawn over the tiers.
+TIER_HOLD_S, TIER_OFFER = 300.0, "claude-opus-4.6"
+TIER_HOLDS = np.geomspace(1e-3, 1e7, 481)                    # 1 ms … 116 days
+MEDIUM_LABELS = {"hbm": "HBM", "dram": "DDR", "flash": "flash", "disk": "disk"}
+# views/context_limits.py (cx_*): read a fraction f = 0.1, the √T rule's knee K = 2,048.
+CX_FRACTION, CX_KNEE = 0.1, 2048.0
+CX_CONTEXT = (512.0, 1e8)
+
+
+def _when(t: float) -> str:
+    """A hold time in words: milliseconds … hours, then days."""
+    return f"{t / 86400:.3g} days" if t >= 2 * 86400 else seconds(t)
+
+
+def _usd_md(x: float) -> str:
+    r"""Dollars for st.markdown ('$' escaped, or it opens LaTeX): \$0.117, \$7.81×10⁻⁵."""
+    if not (np.isfinite(x) and x > 0) or x >= 0.01:
+        return usd(x).replace("$", "\\$")
+    e = int(np.floor(np.log10(x)))
+    return f"\\${x / 10 ** e:.3g}×10{str(e).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
+
+
+def _tex_usd(x: float) -> str:
+    """A dollar amount for KaTeX: 0.0123 → '\\$0.0123', 1.2e-7 → '\\$1.2\\times 10^{-7}'."""
+    if not np.isfinite(x):
+        return r"\infty"
+    e = int(np.floor(np.log10(abs(x)))) if x else 0
+    return rf"\${x:.3g}" if -3 <= e <= 3 else rf"\${x / 10 ** e:.3g}\times 10^{{{e}}}"
+
+
+def step_training(view: View) -> Shown:
+    s = view.system
+    na, rate, days, models = TRAIN_NA, TRAIN_RATE, TRAIN_DAYS, TRAIN_MODELS
+    na_side = float(s.model.active_params)
+    lines = sorted({*TRAIN_NA_LINES, na, na_side})
+    rates = np.unique(np.append(TRAIN_RATES, rate))
+    ot = overtrain(np.array(lines)[:, None], rates[None, :], days, models=models, **TRAIN_COEF)
+    shape = np.shape(ot.overtrain_factor)
+    i, j, k = lines.index(na), int(np.searchsorted(rates, rate)), lines.index(na_side)
+    d_inf, d_pre, d_rl = (float(np.broadcast_to(a, shape)[i, j])
+                          for a in (ot.inference_tokens, ot.pretrain_tokens, ot.rl_tokens))
+    factor, factor_side = float(ot.overtrain_factor[i, j]), float(ot.overtrain_factor[k, j])
+    pre_flops = float(phase_costs(na, d_pre, d_rl, d_inf, **TRAIN_COEF).pretrain_flops)
+    chip_days = float(chip_seconds(pre_flops, s.flops)) / 86_400
+    fig = fig_training.overtrain_vs_rate(rates, ot.overtrain_factor, lines, na_now=na, now=(rate, factor),
+                                         title=f"Over-training against traffic ({days:g} days, {models:g} models)")
+    fig = with_play(fig, rates, ot.overtrain_factor[i], label="R", unit="×", fmt=lambda r: f"{number(r)} tok/s")
+    i_inf = TRAIN_COEF["ineff_inf"]
+    tex = (rf"D_{{pre}} = \frac{{2\,\text{{ineff}}_{{inf}}}}{{6}}\cdot\frac{{R}}{{n}}\cdot t = "
+           rf"\frac{{2\times{i_inf:g}}}{{6}}\times\frac{{{tex_num(rate, 'tok/s')}}}{{{models:g}}}\times "
+           rf"{days:g}\,\text{{d}}\times 86{{,}}400\,\tfrac{{\text{{s}}}}{{\text{{d}}}} = "
+           rf"{tex_num(d_pre)}\ \text{{tokens}}")
+    tex2 = (rf"\text{{over-training}} = \frac{{D_{{pre}}}}{{{CHINCHILLA_PER_PARAM:g}\,N_a}} = "
+            rf"\frac{{{tex_num(d_pre)}}}{{{CHINCHILLA_PER_PARAM:g}\times{params(na)}}} = {factor:.3g}\times")
+    side = "" if k == i else (f"; the sidebar's {s.model.name} ({number(na_side)} active) would be "
+                              f"{factor_side:.3g}× over-trained")
+    return Shown(fig, (tex, tex2),
+                 f"A model serving {number(rate / models)} tokens/s for {days:g} days should spend as much on "
+                 f"pretraining as on inference, so it pretrains on {number(d_pre)} tokens — {factor:.3g}× "
+                 f"Chinchilla's {CHINCHILLA_PER_PARAM:g} per parameter at {number(na)} active{side}. That "
+                 f"pretraining alone is {number(chip_days)} chip-days of {s.hardware.name}.",
+                 f"Over-training factor = pretraining tokens D_pre at equal pretraining, RL and inference costs "
+                 f"(6·N·D_pre = 2·ineff·N·D_inf, ineff = {i_inf:g}) ÷ Chinchilla's 20·N_active, against the "
+                 f"lab's global inference rate R [tokens/s] shared by n = {models:g} models; one line per N_active "
+                 f"(bold: {number(na)}).")
+
+
+def step_prices(view: View) -> Shown:
+    s = view.system
+    offers = presets.price_presets()
+    tiered = [k for k, p in offers.items() if p.long_context_threshold_tokens is not None]
+    if not tiered:
+        raise ValueError("no price preset has a long-context tier")
+    key = PRICE_TIER if PRICE_TIER in tiered else tiered[0]
+    tier = offers[key]
+    Na, fpb, f = PRICE_NA, PRICE_FPB, PRICE_READ
+    table = pricing.price_table(offers, Na, fpb, f)
+    i = table.keys.index(key)
+    T_x = float(table.long_context_threshold_tokens[i])
+    kv_imp = float(table.implied_kv_bytes_per_token[i])
+    dh, kvh, kvl, dt = PRICE_ARCH
+    kv_arch = float(pricing.kv_bytes_architecture(dh, kvh, kvl, DTYPE_BYTES[dt]))
+    T = PRICE_CONTEXT
+    roof = pricing.context_cost_multiple(T[None, :], Na, fpb, np.array([kv_imp, kv_arch])[:, None], f)
+    jumps = np.array([table.long_input_jump[i], table.long_output_jump[i]])
+    price = pricing.tier_price_multiple(T[None, :], T_x, jumps[:, None])
+    T_arch = float(pricing.crossover_context(Na, fpb, kv_arch, f))
+    who = tier.model or tier.name
+    curves = [(f"roofline, implied KV {bytes_(kv_imp)}", roof[0], fig_prices.KV_COLOR, "solid"),
+              (f"roofline, architecture KV {bytes_(kv_arch)}", roof[1], fig_prices.ARCH_COLOR, "dash")]
+    base = (tier.input_usd_per_mtok, tier.output_usd_per_mtok)
+    steps = [(f"{what} price ÷ ${b:g}", price[n], color) for n, (what, b, color) in
+             enumerate((("input", base[0], fig_prices.INPUT_PRICE_COLOR),
+                        ("output", base[1], fig_prices.OUTPUT_PRICE_COLOR))) if np.isfinite(jumps[n])]
+    fig = fig_prices.context_cost(
+        T, curves, steps, threshold=T_x,
+        crossovers=[(T_x, 1.0, f"implied crossover {tokens(T_x)}", fig_prices.KV_COLOR),
+                    (T_arch, 1.0, f"architecture crossover {tokens(T_arch)}", fig_prices.ARCH_COLOR)],
+        title=f"Cost per token against context: {who}'s price tier")
+    fig = with_play(fig, T, roof[0], label="T", unit="×", fmt=tokens)
+    tex = (rf"kv = \frac{{2\,N_a}}{{(F/bw)\cdot T_\times}} = \frac{{2\times{params(Na)}}}"
+           rf"{{{fpb:g}\times{tex_int(T_x)}}} = {tex_int(kv_imp)}\ \text{{B/token}}")
+    tex2 = (rf"kv_{{arch}} = L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times{dh}\times{kvh}"
+            rf"\times{DTYPE_BYTES[dt]:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}")
+    jump_text = " and ".join(f"{what} {jumps[n]:.3g}×" for n, what in enumerate(("input", "output"))
+                             if np.isfinite(jumps[n]))
+    hw = s.hardware
+    unc = "kv" in table.uncertain[i] or "jump" in table.uncertain[i]
+    return Shown(fig, (tex, tex2),
+                 f"{who}'s price steps up above {T_x:,.0f} tokens ({jump_text}). If that is where a token's KV "
+                 f"read overtakes its {number(2 * Na)} FLOPs, the KV is ≈ {kv_imp:,.0f} B per token — 'almost "
+                 f"two kilobytes', close to one shared KV layer of {kvh} heads × {dh} at {DTYPE_BYTES[dt]:g} byte "
+                 f"({kv_arch:,.0f} B).",
+                 f"Roofline cost per token at large batch ÷ its short-context value, max(1, T·kv·(F/bw) ÷ 2·N_a), "
+                 f"with N_a = {number(Na)} and F/bw = {fpb:g} FLOP/B (the lecture's); steps: {who}'s list prices "
+                 f"above {tokens(T_x)} ÷ below ({tier.meta['input_usd_per_mtok'].date}). For scale, the sidebar's "
+                 f"{hw.name}: {hw.flops(s.precision.compute) / hw.hbm_bandwidth_bytes_per_s:,.0f} FLOP/B at "
+                 f"{s.precision.compute}."
+                 + (f" ⚠ {who}'s above-{tokens(T_x)} prices are flagged uncertain in the presets." if unc else ""))
+
+
+def step_tiers(view: View) -> Shown:
+    s = view.system
+    hw, model = s.hardware, s.model
+    kv = float(s.kv.bytes_per_token)             # ValueError for a model without a KV figure (the page says so)
+    tiers = [hbm_tier(hw), *presets.load("tier").values()]
+    names = [MEDIUM_LABELS.get(t.medium, t.name) for t in tiers] + ["recompute"]
+    colors = [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers] + [fig_tiers.RECOMPUTE_COLOR]
+    rec = float(recompute_cost(s))
+    hold = TIER_HOLD_S
+    grid = np.unique(np.append(TIER_HOLDS, hold))
+    i_now = int(np.searchsorted(grid, hold))
+    costs = cache_tier_costs(tiers, kv, rec, grid)
+    env = cheapest_envelope(costs)
+    k_now, k_tier = int(costs.cheapest[i_now]), int(costs.cheapest_tier[i_now])
+    best = float(costs.cheapest_usd[i_now])
+    tier_usd = float(costs.tier_usd[k_tier, i_now])
+    offer = presets.price_presets().get(TIER_OFFER)
+    provider, refs, listed = None, [], ""
+    if offer is not None and offer.cache_read_usd_per_mtok is not None:
+        who = offer.model or offer.name
+        y_list, how = list_cache_usd_per_mtok(offer, grid)
+        # a short legend name: plotly sets every legend item to the longest one's width
+        provider = fig_tiers.ProviderCurve(f"{who}: list price", y_list)
+        listed = f" Purple dotted: {who}'s list price to hold a cached token for its own model: {how}."
+        refs = [(f"{who} input ${offer.input_usd_per_mtok:g}/Mtok", offer.input_usd_per_mtok, fig_tiers.PROVIDER_COLOR),
+                (f"cache hit ${offer.cache_read_usd_per_mtok:g}/Mtok", offer.cache_read_usd_per_mtok,
+                 fig_tiers.PROVIDER_COLOR)]
+    lines = [fig_tiers.TierLine(f"{names[n]} (drain {seconds(t.drain_s)})", costs.tier_usd[n] * 1e6, colors[n])
+             for n, t in enumerate(tiers)]
+    fig = fig_tiers.cost_vs_hold(grid, lines, rec * 1e6, costs.cheapest, names, colors,
+                                 now=(hold, best * 1e6, f"{names[k_now]} at {seconds(hold)}"),
+                                 ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
+                                 title=f"Holding one token's KV for t, then reading it back ({model.name})")
+    fig = with_play(fig, grid, costs.cheapest_usd * 1e6, label="t", unit="$/Mtok", fmt=_when)
+    drains = r",\ ".join(rf"\text{{{names[n]}: {seconds(t.drain_s)}}}" for n, t in enumerate(tiers))
+    tex = r"t_{drain} = \frac{\text{capacity}}{\text{bandwidth}}:\quad " + drains
+    tb = tiers[k_tier]
+    lab = names[k_tier]
+    if tb.medium == "hbm":
+        tier_tex = (rf"c_{{\text{{{lab}}}}}(t) &= \frac{{kv}}{{M}}\,p\,t = \frac{{{tex_num(kv, 'B')}}}"
+                    rf"{{{tex_num(tb.capacity_bytes, 'B')}}}\times\frac{{\${tb.usd_per_hour:.3g}}}{{3600\,\text{{s}}}}"
+                    rf"\times{hold:g}\,\text{{s}}")
+    else:
+        tier_tex = (rf"c_{{\text{{{lab}}}}}(t) &= \Big(\frac{{kv}}{{cap}}\,t + \frac{{kv}}{{bw}}\Big)\,p = "
+                    rf"\Big(\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.capacity_bytes, 'B')}}}\times{hold:g}\,\text{{s}}"
+                    rf" + \frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.bandwidth_bytes_per_s, 'B/s')}}}\Big)\times"
+                    rf"\frac{{\${tb.usd_per_hour:.3g}}}{{3600\,\text{{s}}}}")
+    tex2 = (r"\begin{aligned}" + tier_tex + rf" = {_tex_usd(tier_usd)}\ \text{{per token}}\\ "
+            rf"c_{{re}} &= \frac{{2N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
+            rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times\frac{{\${hw.price_usd_per_hour:.3g}}}{{3600\,\text{{s}}}} = "
+            rf"{_tex_usd(rec)}\ \text{{per token}}\end{{aligned}}")
+    handover = " → ".join(names[n] + (f" up to {_when(t)}" if m < len(env.switch_s) else "")
+                          for m, (n, t) in enumerate(zip(env.order, (*env.switch_s, np.inf))))
+    if k_now == len(tiers):
+        where = f"no tier beats recomputing it ({_usd_md(rec * 1e6)}/Mtok)"
+    else:
+        where = (f"it is cheapest in {names[k_now]}: {_usd_md(best * 1e6)}/Mtok, {number(rec / best)}× less than "
+                 f"recomputing it ({_usd_md(rec * 1e6)}/Mtok)")
+    return Shown(fig, (tex, tex2),
+                 f"To keep a returning prompt's KV ({bytes_(kv)} per token for {model.name}) for {seconds(hold)}, "
+                 f"{where}. The cheapest place moves to slower, cheaper-per-byte tiers as the hold time grows — "
+                 f"{handover}: roughly, the lecture's tier whose drain time matches the hold time.",
+                 "Cost per million tokens of holding a token's KV for the hold time t and reading it back once "
+                 "(hold = KV ÷ capacity × device \\$/s × t; read-back = KV ÷ bandwidth × device \\$/s, 0 from HBM), "
+                 "against recomputing it by prefill (dashed); thick: the cheapest. Drain time = capacity ÷ "
+                 "bandwidth." + listed + " ⚠ DDR, flash and disk prices are estimates (purchase price over 4 years), "
+                 "flagged uncertain.")
+
+
+def step_context(view: View) -> Shown:
+    s, B, T = view.system, view.batch, view.context
+    model = s.model
+    kv = s.kv                                    # ValueError for a model without a KV figure (the page says so)
+    F, bw, Na = s.flops, s.hbm_bandwidth, model.active_params
+    f, knee = CX_FRACTION, CX_KNEE
+    tc_dense, tc_frac = (float(x) for x in compute_crossover_context(kv, Na, F, bw, "fraction", np.array([1.0, f])))
+    tc_sqrt = float(compute_crossover_context(kv, Na, F, bw, "sqrt", knee))
+    kv_ref = KVLayout(LECTURE_KV_ELEMENTS_PER_TOKEN * s.precision.kv_bytes_per_element)
+    tc_ref = float(compute_crossover_context(kv_ref, LECTURE_ACTIVE_PARAMS, F, bw))
+    t_w = float(kv_crossover_context(s, B))
+    grid = np.unique(np.concatenate([np.geomspace(*CX_CONTEXT, 241), [T]]))
+    i_now = int(np.searchsorted(grid, T))
+    dense = decode_step(s, B, grid)
+    frac = decode_step(s.with_(sparse_attention="fraction", sparse_param=f), B, grid)
+    sqrt_ = decode_step(s.with_(sparse_attention="sqrt", sparse_param=knee), B, grid)
+    terms = cost_terms(dense)
+    nofit = ~np.asarray(dense.fits, bool)
+    curves = [fig_context.Curve("dense attention (reads T)", dense.usd_per_mtok, fig_context.DENSE_COLOR),
+              fig_context.Curve(f"reads f·T, f = {f:g}", frac.usd_per_mtok, fig_context.FRACTION_COLOR, "dash", 3.5),
+              fig_context.Curve(f"reads √(K·T), K = {tokens(knee)}", sqrt_.usd_per_mtok, fig_context.SQRT_COLOR,
+                                "dashdot", 3.5)]
+    floors = [fig_context.Curve("matmul cost alone (compute floor)", terms["matmul"], fig_context.COMPUTE_COLOR,
+                                "dot", 2),
+              fig_context.Curve("weight read alone (÷ B)", terms["weights"], fig_context.WEIGHTS_COLOR, "dot", 2)]
+    marks = [("KV = compute (dense)", tc_dense, "#222"), (f"KV = weights (B = {B:g})", t_w, fig_context.WEIGHTS_COLOR),
+             (f"KV = compute, f = {f:g}", tc_frac, fig_context.FRACTION_COLOR)]
+    if not np.isclose(tc_sqrt, tc_dense, rtol=1e-6):   # below the knee the √T rule reads every token: the same line
+        marks.append(("KV = compute, √T", tc_sqrt, fig_context.SQRT_COLOR))
+    fig = fig_context.cost_vs_context(grid, curves, floors=floors, markers=marks, t_now=T,
+                                      usd_now=float(dense.usd_per_mtok[i_now]),
+                                      nofit_from=float(grid[np.argmax(nofit)]) if nofit.any() else None,
+                                      band=STALLED_CONTEXT_TOKENS,
+                                      title=f"Cost per token against context ({model.name}, B = {B:g})")
+    fig = with_play(fig, grid, dense.usd_per_mtok, label="T", unit="$/Mtok", fmt=tokens)
+    if kv.window_bytes_per_token > 0:
+        tex = (rf"kv(T_c) = {tex_num(kv.full_bytes_per_token, 'B')}\cdot T_c + "
+               rf"{tex_num(kv.window_bytes_per_token, 'B')}\cdot\min(T_c, {tex_int(kv.window_tokens)}) = "
+               rf"\frac{{2\,N_a\cdot bw}}{{F}} = {tex_num(2 * Na * bw / F, 'B')}\;\Rightarrow\; "
+               rf"T_c = {tex_int(tc_dense)}\ \text{{tokens}}")
+    else:
+        tex = (rf"T_c = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2\times{params(Na)}\times"
+               rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')}\times{tex_num(kv.full_bytes_per_token, 'B')}}} = "
+               rf"{tex_int(tc_dense)}\ \text{{tokens}},\qquad T_c(f) = \frac{{T_c}}{{f}} = "
+               rf"\frac{{{tex_int(tc_dense)}}}{{{f:g}}} = {tex_int(tc_frac)}")
+    tex2 = (rf"T_c^{{ref}} = \frac{{2\times{params(LECTURE_ACTIVE_PARAMS)}}}{{(F/bw)\times kv^{{ref}}_{{tok}}}} = "
+            rf"\frac{{2\times{params(LECTURE_ACTIVE_PARAMS)}}}{{{F / bw:,.0f}\times"
+            rf"{tex_num(kv_ref.full_bytes_per_token, 'B')}}} = {tex_int(tc_ref)}\ \text{{tokens}}"
+            r"\quad\text{(the lecture's frontier model)}")
+    return Shown(fig, (tex, tex2),
+                 f"Past ≈ {tokens(tc_dense)} tokens one sequence's KV read takes longer than its matmuls, so no "
+                 f"batch makes {model.name}'s decode compute-bound and every extra token of context costs more. "
+                 f"The lecture's frontier model ({number(LECTURE_ACTIVE_PARAMS)} active, "
+                 f"{bytes_(kv_ref.full_bytes_per_token)} of KV per token) crosses at ≈ {tokens(tc_ref)} on this chip — "
+                 f"only bw/F enters, and it has barely moved: context stalled near 100–200k. Reading a fraction "
+                 f"f = {f:g} moves the crossover to {tokens(tc_frac)}, at a quality risk.",
+                 f"Cost per output token at B = {B:g} against context (log–log): dense attention, reading a fraction "
+                 f"f of the context, and reading √(K·T) past a knee K; dotted: the matmul and weight-read floors; "
+                 f"yellow: 100–200k, where frontier context sat; grey: the batch's KV no longer fits in HBM.")
+
+
 STEPS: list[Step] = [
     Step("floor", "Batch and the latency floor", 0, "How batch size affects token cost and speed",
          "views/batch.py", step_floor, play="batch"),
@@ -298,4 +613,14 @@ STEPS: list[Step] = [
          "views/pipelining.py", step_pipeline),
     Step("scaleup", "Scale-up generations: bigger racks buy bandwidth", 1919,
          "How MoE models are laid out across GPU racks", "views/scale_up.py", step_scaleup),
+    Step("training", "Over-training: ≈ 100× past Chinchilla", 4729, "RL and ~100× over-training beyond Chinchilla",
+         "views/training.py", step_training, play="rate"),
+    Step("prices", "Prices decoded: a price tier reads out the KV", 5572,
+         "Deducing long-context memory costs from API pricing", "views/prices.py", step_prices, play="context"),
+    Step("tiers", "Memory tiers: hold it where it drains in time", 5572,
+         "Deducing long-context memory costs from API pricing", "views/memory_tiers.py", step_tiers,
+         play="hold time"),
+    Step("context", "Context limits: why context stalled near 100–200k", 5572,
+         "Deducing long-context memory costs from API pricing", "views/context_limits.py", step_context,
+         play="context"),
 ]
