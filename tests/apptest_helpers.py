@@ -57,6 +57,16 @@ def arr(v) -> np.ndarray:
     return a
 
 
+def fig(at: AppTest, start: str) -> dict:
+    """The chart whose title starts with `start`."""
+    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
+
+
+def trace(f: dict, start: str) -> dict:
+    """The trace of chart `f` whose name starts with `start`."""
+    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
+
+
 def trace_names(at: AppTest) -> list[list[str]]:
     return [[t.get("name") for t in fig["data"]] for fig in charts(at)]
 

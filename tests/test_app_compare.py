@@ -21,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import app, arr, assert_clean, charts
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -83,9 +83,6 @@ def assert_column(cells: dict[str, str], s: System) -> None:
     assert cells["Weights / KV / compute"] == f"{p.weights}/{p.kv}/{p.compute}"
     assert cells["Price [$/chip-h]"] == f"${s.hardware.price_usd_per_hour:.2f}"
 
-
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
 
 
 def lines(f: dict) -> list[dict]:

@@ -8,7 +8,7 @@ import pytest
 
 from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import tokens, usd
 
 
@@ -18,12 +18,6 @@ def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0, prec=Pr
     return System(hw, m, prec, Deployment(chips=auto_chips(hw, m, prec, batch, context)))
 
 
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
-
-
-def trace(f: dict, start: str) -> dict:
-    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
 def cx_app(query: dict[str, str] | None = None):

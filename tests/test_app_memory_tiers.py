@@ -11,7 +11,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import usd
 
 KV70 = 327_680.0
@@ -25,12 +25,6 @@ def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0) -> Syst
     return System(hw, m, Precision(), Deployment(chips=auto_chips(hw, m, Precision(), batch, context)))
 
 
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
-
-
-def trace(f: dict, start: str) -> dict:
-    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
 def cli_json(capsys, *argv: str) -> dict:

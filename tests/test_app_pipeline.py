@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -25,12 +25,6 @@ def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0) -> Syst
     return System(hw, m, prec, Deployment(chips=auto_chips(hw, m, prec, batch, context)))
 
 
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
-
-
-def trace(f: dict, start: str) -> dict:
-    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
 def pipe_app(query: dict[str, str] | None = None):

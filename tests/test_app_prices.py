@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
@@ -22,9 +22,6 @@ def prices_app(query: dict[str, str] | None = None):
     assert_clean(at)
     return at
 
-
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
 
 
 def table(at):

@@ -9,7 +9,7 @@ import pytest
 
 from model import calibrate as cal
 from model import presets
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
 from ui.format import number
 
 ITEMS = presets.measurement_presets()
@@ -17,9 +17,6 @@ CHECK = cal.check(ITEMS)
 
 
 
-
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
 
 
 def trace(f: dict, name: str) -> dict:

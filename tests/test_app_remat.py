@@ -7,12 +7,8 @@ import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
 from ui.format import bytes_
-
-
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
 
 
 def rm_app(query: dict[str, str] | None = None):

@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -26,12 +26,6 @@ def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0, chips=N
     return System(hw, m, prec, Deployment(chips=c))
 
 
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
-
-
-def trace(f: dict, start: str) -> dict:
-    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
 def su_app(query: dict[str, str] | None = None):

@@ -17,16 +17,8 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import number
-
-
-def fig(at, start: str) -> dict:
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
-
-
-def trace(f: dict, start: str) -> dict:
-    return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
 def tt_app(query: dict[str, str] | None = None):
