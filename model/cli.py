@@ -566,8 +566,9 @@ def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
         if path is None:
             items = presets.load("tier")
         else:
-            try:
-                data = open(path, "rb").read()
+            try:  # at most one byte past the cap: parse_text refuses it, and /dev/zero cannot fill memory
+                with open(path, "rb") as f:
+                    data = f.read(presets.MAX_FILE_BYTES + 1)
             except OSError as e:
                 raise CLIError(f"--tiers: cannot read {path!r}: {e.strerror}") from None
             items = presets.parse_text(data, "tier")

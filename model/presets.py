@@ -397,8 +397,9 @@ def load_spec(kind: str, name_or_path: str) -> _Spec:
     """A preset key, or a YAML/JSON file holding exactly one item of that kind."""
     p = Path(name_or_path)
     if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
-        try:
-            data = p.read_bytes()
+        try:  # at most one byte past the cap: parse_text refuses it (and /dev/zero cannot fill memory)
+            with p.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
         except OSError as e:
             raise ValueError(f"cannot read {kind} file {name_or_path!r}: {e.strerror}") from None
         items = parse_text(data, kind)

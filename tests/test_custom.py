@@ -161,7 +161,7 @@ def test_upload_a_valid_file_loads_it_into_the_editor():
     at.file_uploader(key="_cu_hardware_upload").set_value(("mine.json", _doc("hardware", GOOD_CHIP),
                                                            "application/json")).run()
     assert not at.exception
-    assert any("loaded 'mine'" in s.value for s in at.success)
+    assert any("loaded ` mine `" in s.value for s in at.success)
     assert _input(at, "hbm bandwidth").value == pytest.approx(8.0)        # TB/s
     assert _input(at, "flops bf16").value == pytest.approx(2000.0)        # TFLOP/s
 

@@ -56,12 +56,16 @@ def _fmt(v: Any) -> str:
         f = float(v)
         if f.is_integer() and abs(f) < 1e6:
             return str(int(f))
-        return f"{f:.6g}".replace("e+", "e")     # '+' would read back as a space in a URL
+        for digits in (6, 9, 12, 17):             # the shortest text that reads back as the same number
+            text = f"{f:.{digits}g}".replace("e+", "e")     # '+' would read back as a space in a URL
+            if float(text) == f:
+                return text
+        return text
     return str(v)
 
 
 def _clean_name(name: str) -> str:
-    keep = "".join(ch for ch in str(name) if ch.isprintable() and ch not in (SEP, "<", ">", "&", '"', "`"))
+    keep = "".join(ch for ch in str(name) if ch.isprintable() and ch not in (SEP, "<", ">", "&", '"', "`", "[", "]"))
     return keep.strip()[:MAX_NAME_CHARS] or "custom"
 
 

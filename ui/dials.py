@@ -13,6 +13,7 @@ written back with `st.query_params.from_dict`.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,14 @@ def _options_text(options: list[Any]) -> str:
     if len(options) <= 8:
         return "one of " + ", ".join(map(str, options))
     return f"one of {options[0]}, {options[1]}, … {options[-1]}"
+
+
+def md_code(text: object) -> str:
+    """User text as a Markdown code span: shown exactly, never a link, an image, emphasis or an icon.
+    (Backslash escapes are not enough: Streamlit still turns a bare https://… or www.… into a link.)"""
+    text = str(text).replace("\n", " ")
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def choice_dial(key: str, options: list[Any], default: Any, pages: tuple[str, ...] = ()) -> Dial:
@@ -197,8 +206,8 @@ def _seed_one(dial: Dial) -> None:
                 raise ValueError(f"{len(raw):,} characters; at most {dial.max_chars:,}")
             value = dial.parse(raw)
         except (ValueError, TypeError, OverflowError) as e:
-            why = f"{e}; {dial.allowed}" if dial.explain and str(e) else dial.allowed
-            _note(f"URL parameter '{dial.key}' = {shown!r} is not valid ({why}); "
+            why = f"{md_code(e)}; {dial.allowed}" if dial.explain and str(e) else dial.allowed
+            _note(f"URL parameter '{dial.key}' = {md_code(repr(shown))} is not valid ({why}); "
                   f"using the default {dial.fmt(dial.default) or '(none)'}")
     st.session_state[dial.key] = value
 
@@ -217,7 +226,7 @@ def seed_from_url(dials: list[Dial]) -> None:
         for k in keys:
             if k not in known and not is_page_key(k):
                 shown = k if len(k) <= MAX_PARAM_CHARS else k[:MAX_PARAM_CHARS] + "…"
-                _note(f"URL parameter {shown!r} is not one this app knows; ignored")
+                _note(f"URL parameter {md_code(repr(shown))} is not one this app knows; ignored")
 
 
 # Page-local dial keys, declared up front so the first run (on any page) does not call them unknown.

@@ -167,13 +167,15 @@ def _on_upload(kind: str) -> None:
     try:
         items = presets.parse_text(up.getvalue(), kind)
     except PresetError as e:
-        ss[f"_cu_{kind}_upmsg"] = ("error", f"{up.name} was not loaded — {len(e.problems)} problem(s):", e.problems)
+        ss[f"_cu_{kind}_upmsg"] = ("error", f"{dials.md_code(up.name)} was not loaded — {len(e.problems)} "
+                                            "problem(s):", e.problems)
         return
     pick = next(iter(items))
     _load_into_editor(kind, items[pick])
-    more = f" (the file has {len(items)}: {', '.join(list(items)[:8])}; the first is used)" if len(items) > 1 else ""
-    ss[f"_cu_{kind}_upmsg"] = ("ok", f"{up.name}: loaded '{pick}' into the editor above{more}. "
-                                     "Press 'Use this …' to put it in the sidebar.", [])
+    more = (f" (the file has {len(items)}: {dials.md_code(', '.join(list(items)[:8]))}; the first is used)"
+            if len(items) > 1 else "")
+    ss[f"_cu_{kind}_upmsg"] = ("ok", f"{dials.md_code(up.name)}: loaded {dials.md_code(pick)} into the editor "
+                                     f"above{more}. Press 'Use this …' to put it in the sidebar.", [])
 
 
 def _upload(kind: str) -> None:

@@ -1,0 +1,544 @@
+"""Load bench: N concurrent sessions move sliders across every page for a fixed time.
+
+    python bench/bench_load.py                                   # 20 sessions × 60 s, 2 waves: about 6 min
+    python bench/bench_load.py --sessions 3 --seconds 10 --waves 1   # smoke run, about 1 min
+
+Each session is a Streamlit websocket client speaking the browser's own protocol (BackMsg / ForwardMsg
+protobufs from `streamlit.proto` over `/_stcore/stream`, with the `websockets` package Streamlit itself
+depends on).  No browser: twenty sessions cost the load generator little of a 2-core machine, and what is
+timed is the server's work — a rerun request sent → that run's `script_finished` received (all of the
+page's elements and charts arrive before it).  The browser's drawing time is not included; bench_ui.py
+measures that for one session.
+
+A session opens a page, moves a sidebar slider (Batch or Context) a few times with a think time between
+moves, then goes to the next page, round the whole navigation (every page app.py registers), until the
+wave's time is up.  The same load, in the same run, drives the minimal one-slider-one-chart app of
+bench_ui.py (its one slider, one page).  Waves alternate app / minimal app, so background load on a
+shared machine lands on both alike; the load generator shares the cores, so only the ratio is
+meaningful.
+
+Printed per app: slider-move latency p50/p95 (and page-open latency for the app), interactions, errors
+(a run that raised, an error box, a lost connection, a timeout, a page that drew no chart where it had
+one before), and the server's RSS: at the start (after one warm-up session has visited every page),
+its peak during each wave and after each wave's sessions closed and were dropped (the servers run with
+`--server.disconnectedSessionTTL` = --ttl, default 2 s, so closed sessions are freed promptly instead of
+after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / sessions:
+a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal p95, memory flat.  Nothing
+asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions, ≤ 600 s per wave, ≤ 4 waves,
+localhost only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import math
+import os
+import platform
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import websockets
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+ROOT = Path(__file__).resolve().parents[1]
+SLIDERS = ("Batch", "Context")       # sidebar select_sliders on every page of the app
+MOVES_PER_PAGE = 3
+RUN_TIMEOUT_S = 30.0
+TARGETS = {"p95_ratio": 1.5, "growth_mb_per_session": 0.5}
+LIMITS = {"sessions": 100, "seconds": 600.0, "waves": 4}
+
+# Same as bench_ui.MINIMAL_APP (kept here so this bench needs no Playwright import).
+MINIMAL_APP = '''
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+OPTIONS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+b = st.sidebar.select_slider("Batch", options=OPTIONS, value=64)
+x = np.geomspace(1, 65536, 241)
+y = 1.0 / x + b * 1e-4 * np.log1p(x)
+st.plotly_chart(go.Figure(go.Scatter(x=x, y=y, mode="lines")), key="chart")
+'''
+
+FINISHED_OK = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
+FINISHED_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN")
+
+
+# ---------------------------------------------------------------- server
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def health(base_url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(base_url + "/_stcore/health", timeout=2) as r:
+            return r.read().decode("utf-8", "replace").strip()
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of one process [MB], from /proc (Linux)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return math.nan
+
+
+@dataclass
+class Server:
+    url: str
+    proc: subprocess.Popen
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def stop_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM the process group, SIGKILL after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
+
+
+def wait_healthy(proc: subprocess.Popen, base_url: str, log_path: str, timeout_s: float = 60.0) -> None:
+    """Poll /_stcore/health until "ok"; on failure raise with the server log's tail."""
+    def tail() -> str:
+        try:
+            return Path(log_path).read_text(errors="replace")[-3000:]
+        except OSError:
+            return "(no log)"
+    deadline = time.monotonic() + timeout_s
+    while health(base_url) != "ok":
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode} before it was healthy:\n{tail()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"server not healthy at {base_url} after {timeout_s:.0f} s:\n{tail()}")
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def streamlit_server(app: Path, cwd: Path, ttl_s: float = 120.0, port: int | None = None) -> Iterator[Server]:
+    """`python -m streamlit run app` on 127.0.0.1 in its own process group; yields once healthy."""
+    port = port or free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none", "--server.disconnectedSessionTTL", f"{ttl_s:g}"]
+    with tempfile.NamedTemporaryFile(prefix=f"bench-load-{port}-", suffix=".log", delete=False) as log:
+        log_path = log.name
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                                start_new_session=True)
+    try:
+        wait_healthy(proc, url, log_path)
+        yield Server(url, proc)
+    finally:
+        stop_process_group(proc)
+        with contextlib.suppress(OSError):
+            os.unlink(log_path)
+
+
+# ---------------------------------------------------------------- websocket client
+
+@dataclass
+class Page:
+    url_path: str
+    script_hash: str
+    title: str
+
+
+@dataclass
+class Run:
+    """One script run as the browser would receive it."""
+
+    seconds: float
+    status: int | None = None
+    elements: list = field(default_factory=list)       # Element protos, in order
+    query_string: str | None = None                    # the URL the app wrote (page_info_changed)
+    page_hash: str = ""
+    page_not_found: bool = False
+    config: object = None                              # NewSession.config (toolbar mode, run-on-save, …)
+
+    def of(self, kind: str) -> list:
+        return [getattr(e, kind) for e in self.elements if e.WhichOneof("type") == kind]
+
+    @property
+    def charts(self) -> int:
+        return len(self.of("plotly_chart"))
+
+    @property
+    def exceptions(self) -> list[str]:
+        return [f"{e.type}: {e.message}" for e in self.of("exception")]
+
+    @property
+    def errors(self) -> list[str]:
+        return [a.body for a in self.of("alert") if a.format == Alert.ERROR]
+
+    @property
+    def warnings(self) -> list[str]:
+        return [a.body for a in self.of("alert") if a.format == Alert.WARNING]
+
+    def problems(self) -> list[str]:
+        """What a user must never see: a failed run, an exception box, an error box."""
+        out = []
+        if self.status != FINISHED_OK:
+            out.append(f"script finished with status {self.status}")
+        out += [f"exception {x}" for x in self.exceptions]
+        out += [f"error box {x[:200]}" for x in self.errors]
+        return out
+
+    def slider(self, label: str):
+        return next((s for s in self.of("slider") if s.label.startswith(label)), None)
+
+
+class Client:
+    """One browser-like session over the websocket.  `async with Client(url) as c: run = await c.rerun()`.
+
+    Keeps what a browser keeps between runs: the widget states it has set, the page it is on and the
+    query string the app last wrote (sent back with every rerun, as the frontend does).
+    """
+
+    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S):
+        self.ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
+        self.timeout_s = timeout_s
+        self.ws = None
+        self.widgets: dict[str, WidgetState] = {}
+        self.positions: dict[str, int] = {}      # select_slider id → option index last sent
+        self.page_hash = ""
+        self.query_string = ""
+        self.pages: list[Page] = []
+        self.last: Run | None = None
+
+    async def __aenter__(self) -> Client:
+        self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
+                                           open_timeout=self.timeout_s)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+
+    async def rerun(self, page: Page | str | None = None, query_string: str | None = None) -> Run:
+        """Ask for a run (of `page`, a Page or a url path, else the current one); wait for it to finish."""
+        msg = BackMsg()
+        cs = msg.rerun_script
+        cs.query_string = self.query_string if query_string is None else query_string
+        if isinstance(page, Page):
+            cs.page_script_hash = page.script_hash
+        elif isinstance(page, str):
+            cs.page_name = page
+        else:
+            cs.page_script_hash = self.page_hash
+        cs.widget_states.widgets.extend(self.widgets.values())
+        t0 = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        run = await asyncio.wait_for(self._receive(t0), self.timeout_s)
+        self.last = run
+        return run
+
+    async def _receive(self, t0: float) -> Run:
+        run = Run(seconds=math.nan)
+        while True:
+            fm = ForwardMsg()
+            fm.ParseFromString(await self.ws.recv())
+            kind = fm.WhichOneof("type")
+            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                run.elements.append(fm.delta.new_element)
+            elif kind == "new_session":
+                run.page_hash = fm.new_session.page_script_hash
+                run.config = fm.new_session.config
+            elif kind == "navigation":
+                self.pages = [Page(p.url_pathname, p.page_script_hash, p.page_name)
+                              for p in fm.navigation.app_pages]
+                run.page_hash = fm.navigation.page_script_hash or run.page_hash
+            elif kind == "page_info_changed":
+                run.query_string = fm.page_info_changed.query_string
+                self.query_string = run.query_string
+            elif kind == "page_not_found":
+                run.page_not_found = True
+            elif kind == "script_finished":
+                if fm.script_finished == FINISHED_EARLY:   # the app called st.rerun(): wait for the next run
+                    run.elements.clear()
+                    continue
+                run.status = fm.script_finished
+                run.seconds = time.perf_counter() - t0
+                if run.page_hash:
+                    self.page_hash = run.page_hash
+                return run
+
+    async def move(self, label: str, step: int | None = None) -> Run:
+        """Move the select_slider whose label starts with `label` one option right (or `step`), then rerun.
+
+        Bounces at the ends.  Raises LookupError when the current page has no such slider.
+        """
+        s = self.last.slider(label) if self.last else None
+        if s is None:
+            raise LookupError(f"no slider {label!r} on this page")
+        options = list(s.options)
+        if s.id in self.positions:
+            i = self.positions[s.id]
+        elif s.set_value and s.raw_value:
+            i = options.index(s.raw_value[0]) if s.raw_value[0] in options else 0
+        else:
+            i = int(s.default[0]) if s.default else 0
+        step = step if step is not None else 1
+        j = i + step
+        if not 0 <= j < len(options):
+            j = i - step
+        j = max(0, min(len(options) - 1, j))
+        w = WidgetState(id=s.id)
+        w.string_array_value.data.append(options[j])
+        self.widgets[s.id] = w
+        self.positions[s.id] = j
+        return await self.rerun()
+
+
+# ---------------------------------------------------------------- load
+
+@dataclass
+class Stats:
+    name: str
+    slider_s: list[float] = field(default_factory=list)
+    page_s: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    by_page: dict[str, list[float]] = field(default_factory=dict)     # page → slider-move seconds
+    sessions: int = 0
+    rss: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def interactions(self) -> int:
+        return len(self.slider_s) + len(self.page_s)
+
+
+async def session(url: str, pages: list[str], expect_charts: dict[str, int], deadline: float, think_s: float,
+                  rng: random.Random, stats: Stats) -> None:
+    """One user: open a page, move sliders MOVES_PER_PAGE times, next page … until `deadline`."""
+    def check(run: Run, page: str) -> None:
+        problems = run.problems()
+        if expect_charts.get(page, 0) > 0 and run.charts == 0:
+            problems.append("no chart drawn")
+        stats.errors += [f"{stats.name} /{page}: {p}" for p in problems]
+
+    order = pages[:]
+    rng.shuffle(order)
+    try:
+        async with Client(url) as c:
+            while time.monotonic() < deadline:
+                for page in order:
+                    if time.monotonic() >= deadline:
+                        return
+                    run = await c.rerun(page)
+                    stats.page_s.append(run.seconds)
+                    check(run, page)
+                    for _ in range(MOVES_PER_PAGE):
+                        await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
+                        if time.monotonic() >= deadline:
+                            return
+                        labels = [lb for lb in SLIDERS if run.slider(lb) is not None]
+                        if not labels:
+                            break
+                        run = await c.move(rng.choice(labels), step=rng.choice((-1, 1)))
+                        stats.slider_s.append(run.seconds)
+                        stats.by_page.setdefault(page, []).append(run.seconds)
+                        check(run, page)
+    except TimeoutError:
+        stats.errors.append(f"{stats.name}: a run took longer than {RUN_TIMEOUT_S:g} s")
+    except (OSError, websockets.exceptions.WebSocketException) as e:
+        stats.errors.append(f"{stats.name}: connection lost ({type(e).__name__}: {e})")
+
+
+async def discover(url: str) -> tuple[list[str], dict[str, int]]:
+    """Visit every page once (the warm-up): url paths, and how many charts each draws."""
+    async with Client(url) as c:
+        run = await c.rerun("")
+        charts = {"": run.charts}
+        paths = [p.url_path for p in c.pages] or [""]
+        for p in paths:
+            charts[p] = (await c.rerun(p)).charts
+    return paths, charts
+
+
+async def wave(url: str, pages: list[str], charts: dict[str, int], n: int, seconds: float, think_s: float,
+               seed: int, stats: Stats) -> None:
+    deadline = time.monotonic() + seconds
+    rng = random.Random(seed)
+    tasks = []
+    for _ in range(n):
+        tasks.append(asyncio.create_task(session(url, pages, charts, deadline, think_s,
+                                                 random.Random(rng.random()), stats)))
+        await asyncio.sleep(min(0.05, seconds / max(n, 1) / 10))   # staggered arrivals
+    await asyncio.gather(*tasks)
+    stats.sessions += n
+
+
+class RssSampler:
+    """Peak RSS of a process while active (a thread sampling /proc every 0.2 s)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_mb(self.pid))
+            self._stop.wait(0.2)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return math.nan
+    if len(xs) == 1:
+        return xs[0]
+    return statistics.quantiles(xs, n=100, method="inclusive")[round(q) - 1]
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sessions", type=int, default=20, help="concurrent sessions per wave (default 20)")
+    ap.add_argument("--seconds", type=float, default=60.0, help="length of each wave (default 60)")
+    ap.add_argument("--waves", type=int, default=2, help="waves per app (default 2; ≥ 2 measures growth)")
+    ap.add_argument("--think", type=float, default=0.5,
+                    help="mean pause between a session's interactions, s (default 0.5; ×0.5…1.5 jitter)")
+    ap.add_argument("--ttl", type=float, default=2.0, help="server.disconnectedSessionTTL for both servers, s")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    for k in ("sessions", "seconds", "waves"):
+        v = getattr(args, k)
+        if not 0 < v <= LIMITS[k]:
+            ap.error(f"--{k} must be > 0 and ≤ {LIMITS[k]:g}")
+
+    import plotly
+    import streamlit
+
+    print(f"# Load bench — {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"streamlit {streamlit.__version__}, plotly {plotly.__version__}")
+    print(f"{args.sessions} sessions × {args.seconds:g} s per wave, {args.waves} wave(s) per app, think time "
+          f"{args.think:g} s (×0.5…1.5), {MOVES_PER_PAGE} slider moves per page visit; websocket clients")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+    t_start = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-load-min-")))
+        (tmp / "minimal_app.py").write_text(MINIMAL_APP)
+        servers = {"app": stack.enter_context(streamlit_server(ROOT / "app.py", ROOT, args.ttl)),
+                   "minimal app": stack.enter_context(streamlit_server(tmp / "minimal_app.py", tmp, args.ttl))}
+        stats = {name: Stats(name) for name in servers}
+        layout = {}
+        for name, srv in servers.items():
+            layout[name] = asyncio.run(discover(srv.url))
+        time.sleep(args.ttl + 2.0)
+        for name, srv in servers.items():
+            stats[name].rss["start"] = rss_mb(srv.pid)
+        pages, charts = layout["app"]
+        print(f"app pages: {', '.join('/' + p for p in pages)}")
+        for w in range(args.waves):
+            for name, srv in servers.items():
+                st_ = stats[name]
+                pages, charts = layout[name]
+                with RssSampler(srv.pid) as sampler:
+                    asyncio.run(wave(srv.url, pages, charts, args.sessions, args.seconds, args.think,
+                                     args.seed * 1000 + w, st_))
+                st_.rss[f"peak {w + 1}"] = sampler.peak
+                time.sleep(args.ttl + 3.0)          # closed sessions dropped after the TTL
+                st_.rss[f"after {w + 1}"] = rss_mb(srv.pid)
+                print(f"  wave {w + 1} {name:<12} {len(st_.slider_s):>6} slider moves so far, "
+                      f"{len(st_.errors)} errors, RSS {st_.rss[f'after {w + 1}']:.0f} MB after")
+    took = time.perf_counter() - t_start
+    print(f"load average at end:   {' '.join(f'{x:.2f}' for x in os.getloadavg())}  (run took {took:.0f} s)\n")
+
+    app, mini = stats["app"], stats["minimal app"]
+    p95_min = pct(mini.slider_s, 95) * 1e3
+    rows = []
+    for s in (app, mini):
+        first, last = s.rss.get("after 1", math.nan), s.rss.get(f"after {args.waves}", math.nan)
+        growth = (last - first) / args.sessions if args.waves > 1 else math.nan
+        peak = max(v for k, v in s.rss.items() if k.startswith("peak"))
+        rows.append((s, pct(s.slider_s, 50) * 1e3, pct(s.slider_s, 95) * 1e3, pct(s.page_s, 50) * 1e3,
+                     pct(s.page_s, 95) * 1e3, peak, growth))
+
+    print("rerun sent → script_finished received (ms); RSS of the server process (MB)")
+    for s, p50, p95, pg50, pg95, _, growth in rows:
+        print(f"  {s.name:<12} {s.sessions} sessions, {s.interactions} interactions "
+              f"({s.interactions / (args.seconds * args.waves):.1f}/s): slider p50 {p50:6.1f} p95 {p95:6.1f}; "
+              f"page open p50 {pg50:6.1f} p95 {pg95:6.1f}; errors {len(s.errors)}; RSS "
+              + ", ".join(f"{k} {v:.0f}" for k, v in s.rss.items())
+              + (f"; growth {growth:+.2f} MB/session" if math.isfinite(growth) else ""))
+        for e in s.errors[:10]:
+            print(f"      {e}")
+        if len(s.errors) > 10:
+            print(f"      … and {len(s.errors) - 10} more")
+
+    print("\napp slider moves by page (ms): " + "; ".join(
+        f"/{p} p50 {pct(v, 50) * 1e3:.0f} p95 {pct(v, 95) * 1e3:.0f} (n={len(v)})"
+        for p, v in sorted(app.by_page.items(), key=lambda kv: -pct(kv[1], 50))))
+
+    _, a50, a95, _, _, _, a_growth = rows[0]
+    ratio = a95 / p95_min if p95_min > 0 else math.nan
+    print("\ntargets:")
+    print(f"  {verdict(not app.errors and not mini.errors)}  errors: app {len(app.errors)}, "
+          f"minimal app {len(mini.errors)} (target 0)")
+    print(f"  {verdict(ratio <= TARGETS['p95_ratio'])}  app slider p95 {a95:.0f} ms ≤ {TARGETS['p95_ratio']:g} × "
+          f"minimal app p95 ({p95_min:.0f} ms): ratio {ratio:.2f}")
+    if math.isfinite(a_growth):
+        print(f"  {verdict(a_growth <= TARGETS['growth_mb_per_session'])}  app RSS growth between waves "
+              f"{a_growth:+.2f} MB per session ≤ {TARGETS['growth_mb_per_session']:g}")
+    else:
+        print("  ----  memory growth needs --waves ≥ 2")
+
+    print("\n| server | sessions × s × waves | interactions | slider p50 (ms) | slider p95 (ms) | "
+          "page open p95 (ms) | errors | RSS start → peak → after last wave (MB) | growth/session (MB) |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|")
+    for s, p50, p95, _, pg95, peak, growth in rows:
+        print(f"| {s.name} | {args.sessions} × {args.seconds:g} × {args.waves} | {s.interactions} | {p50:.0f} | "
+              f"{p95:.0f} | {'—' if math.isnan(pg95) or s is mini else f'{pg95:.0f}'} | {len(s.errors)} | "
+              f"{s.rss['start']:.0f} → {peak:.0f} → {s.rss[f'after {args.waves}']:.0f} | "
+              f"{'—' if math.isnan(growth) else f'{growth:+.2f}'} |")
+    print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator; "
+          f"p95 ratio app/minimal {ratio:.2f} (target ≤ {TARGETS['p95_ratio']:g}).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
