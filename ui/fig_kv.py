@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import BOUND_COLORS, BOUND_LABELS, GREY, NOW_MARKER, _split_fit, shade_bounds
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout
 
 TIER_COLOR = "#7F3C8D"
 KIND_COLORS = {"MLA": "#4C78A8", "GQA": "#F58518", "MHA": "#E45756", "MQA": "#72B7B2",
@@ -86,7 +86,8 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
         # at the bottom, right of the line: cost rises with context, so the curve is high up there
         mark(spec, tier.threshold, "↑ list price steps up", TIER_COLOR, y=0.04, dash="dot", side="right")
     spec.layout = base_layout(title,
-                              xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))]),
+                              xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))],
+                                         **DECADES),
                               yaxis=axis("cost [$ per million output tokens]"))
     return spec.figure()
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout
 
 BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
                 "attention": "#E45756"}
@@ -102,7 +102,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
                  hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
     if b_star is not None and np.isfinite(b_star):
         vline(spec, b_star, f"B* = {b_star:,.0f}")
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"), yaxis=axis(y_title))
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **DECADES), yaxis=axis(y_title))
     return spec.figure()
 
 
@@ -142,6 +142,6 @@ def pareto(tps_user: np.ndarray, tps_chip: np.ndarray, batch: np.ndarray, fits: 
                                    "%{y:.4g} tok/s/chip<extra></extra>")
     spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"B = {now[2]:g}", marker=NOW_MARKER,
                  hovertemplate="current: %{x:.4g} tok/s/user, %{y:.4g} tok/s/chip<extra></extra>")
-    spec.layout = base_layout(title, hovermode="closest", xaxis=axis("tokens/s per user (speed)"),
-                              yaxis=axis("tokens/s per chip (throughput)"))
+    spec.layout = base_layout(title, hovermode="closest", xaxis=axis("tokens/s per user (speed)", **DECADES),
+                              yaxis=axis("tokens/s per chip (throughput)", **DECADES))
     return spec.figure()

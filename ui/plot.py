@@ -111,6 +111,12 @@ def axis(title: str, *, log: bool = True, **props: Any) -> dict[str, Any]:
     return out
 
 
+DECADES = {"dtick": 1, "tickformat": ",~g", "minor": {"showgrid": True, "gridcolor": "rgba(0,0,0,0.04)"}}
+"""Log-axis ticks at powers of ten only, with unlabelled minor grid lines: for axes known to span
+several decades (batch 1…65,536, context 1k…10M).  Fewer labels read better on a projector, and
+draw faster (a chart is redrawn from scratch on every dial move)."""
+
+
 def base_layout(title: str, *, height: int = 540, legend_below: bool = True, **props: Any) -> dict[str, Any]:
     """Projector styling shared by every chart: large type, legend under the plot, unified hover."""
     out: dict[str, Any] = {
