@@ -22,10 +22,10 @@ Printed per app: slider-move latency p50/p95 (and page-open latency for the app)
 one before), and the server's RSS: at the start (after one warm-up session has visited every page),
 its peak during each wave and after each wave's sessions closed and were dropped (the servers run with
 `--server.disconnectedSessionTTL` = --ttl, default 2 s, so closed sessions are freed promptly instead of
-after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / sessions:
-a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal p95, memory flat.  Nothing
-asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions, ≤ 600 s per wave, ≤ 4 waves,
-localhost only.
+after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / the
+sessions run in between: a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal
+p95, memory flat.  Nothing asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions,
+≤ 600 s per wave, ≤ 4 waves, localhost only.
 """
 
 from __future__ import annotations
@@ -493,7 +493,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for s in (app, mini):
         first, last = s.rss.get("after 1", math.nan), s.rss.get(f"after {args.waves}", math.nan)
-        growth = (last - first) / args.sessions if args.waves > 1 else math.nan
+        # Sessions that ran (and closed) between the first wave's reading and the last one's.
+        growth = (last - first) / (args.sessions * (args.waves - 1)) if args.waves > 1 else math.nan
         peak = max(v for k, v in s.rss.items() if k.startswith("peak"))
         rows.append((s, pct(s.slider_s, 50) * 1e3, pct(s.slider_s, 95) * 1e3, pct(s.page_s, 50) * 1e3,
                      pct(s.page_s, 95) * 1e3, peak, growth))
