@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout
+from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
                 "attention": "#E45756"}
@@ -102,7 +102,9 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
                  hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
     if b_star is not None and np.isfinite(b_star):
         vline(spec, b_star, f"B* = {b_star:,.0f}")
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **DECADES), yaxis=axis(y_title))
+    y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **DECADES),
+                              yaxis=axis(y_title, **y_ticks))
     return spec.figure()
 
 

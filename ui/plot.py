@@ -117,6 +117,16 @@ several decades (batch 1…65,536, context 1k…10M).  Fewer labels read better 
 draw faster (a chart is redrawn from scratch on every dial move)."""
 
 
+def decades_if_wide(*values: Any, min_decades: float = 2.0) -> dict[str, Any]:
+    """DECADES for a log axis whose positive finite values span at least `min_decades` powers of ten,
+    else nothing (Plotly's own 1-2-5 labels, which a narrow range needs)."""
+    v = np.concatenate([np.ravel(np.asarray(a, float)) for a in values]) if values else np.array([])
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size and np.log10(v.max() / v.min()) >= min_decades:
+        return dict(DECADES)
+    return {}
+
+
 def base_layout(title: str, *, height: int = 540, legend_below: bool = True, **props: Any) -> dict[str, Any]:
     """Projector styling shared by every chart: large type, legend under the plot, unified hover."""
     out: dict[str, Any] = {

@@ -34,7 +34,7 @@ fit_cost = np.where(sweep.fits, sweep.usd_per_mtok, np.inf)
 best = int(np.argmin(fit_cost))
 unbatched_ratio = float(sweep.usd_per_mtok[0] / fit_cost[best]) if np.isfinite(fit_cost[best]) else float("nan")
 
-m = st.columns(6)
+m = st.columns(3) + st.columns(3)    # two rows: six labels in one row truncate
 m[0].metric("Latency per token", seconds(float(now.t_step_s)), help="Time of one decode step: each sequence "
             "gets one token per step.")
 m[1].metric("Speed per user [tok/s]", number(float(now.tokens_per_s_per_user)))
