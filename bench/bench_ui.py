@@ -57,18 +57,8 @@ PAUSE_MS = 300
 MOVE_TIMEOUT_MS = 5_000
 TARGETS = {"p50_ratio": 1.5, "p95_ms": 400.0, "cold_s": 5.0}
 
-# The baseline: one sidebar select_slider (same options as the app's batch dial) and one Plotly line.
-MINIMAL_APP = '''
-import numpy as np
-import plotly.graph_objects as go
-import streamlit as st
-
-OPTIONS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
-b = st.sidebar.select_slider("Batch", options=OPTIONS, value=64)
-x = np.geomspace(1, 65536, 241)
-y = 1.0 / x + b * 1e-4 * np.log1p(x)
-st.plotly_chart(go.Figure(go.Scatter(x=x, y=y, mode="lines")), key="chart")
-'''
+# The baseline app (bench/minimal_app.py), written to a temp dir and served next to the app.
+MINIMAL_APP = (Path(__file__).resolve().parent / "minimal_app.py").read_text(encoding="utf-8")
 
 
 @dataclass
