@@ -173,3 +173,22 @@ def test_weights_that_do_not_fit_are_said():
     assert any("Here nothing fits" in c.value for c in at.caption)
     at = app(page="kv-cache")
     assert not any("Here nothing fits" in c.value for c in at.caption)
+
+
+def test_below_ideal_efficiency_draws_the_ideal_cost_curve_too():
+    """Issue 7: a fitted efficiency shows the realistic and the ideal cost against context together."""
+    import numpy as np
+
+    from model import System, decode_step
+    from tests.apptest_helpers import arr, fig, trace
+    at = app({"mfu": "0.4", "bwu": "0.5", "c": "8"}, page="kv-cache")
+    assert_clean(at)
+    f = fig(at, "Cost per token against context")
+    ideal = trace(f, "ideal roofline")
+    x, y = arr(ideal["x"]).astype(float), arr(ideal["y"]).astype(float)
+    s = System(presets.get("hardware", "h100"), presets.get("model", "llama-3.1-70b")).with_(chips=8)
+    assert np.allclose(y, decode_step(s, 64, x).usd_per_mtok)
+    real = decode_step(s.with_(mfu=0.4, bw_util=0.5), 64, x).usd_per_mtok
+    assert np.all(real > y)                                    # below-ideal efficiency costs more everywhere
+    plain = fig(app({"c": "8"}, page="kv-cache"), "Cost per token against context")
+    assert not any((t.get("name") or "").startswith("ideal roofline") for t in plain["data"])

@@ -229,3 +229,13 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     at.select_slider(key="c").set_value(72).run()
     assert_clean(at)
     assert metrics(at)["Floor W/(C·bw)"] == seconds(141.2e9 / (72 * 3.35e12))
+
+
+def test_below_ideal_efficiency_draws_the_ideal_latency_too():
+    at = app({"mfu": "0.5", "bwu": "0.5"}, page="scale-up")
+    assert_clean(at)
+    f = fig(at, "Latency per token against scale-up size")
+    ideal = trace(f, "ideal roofline")
+    x, y = arr(ideal["x"]).astype(float), arr(ideal["y"]).astype(float)
+    s = System(presets.get("hardware", "h100"), presets.get("model", "llama-3.1-70b"))
+    assert np.allclose(y, decode_step(s, 64, 8192, chips=x).t_step_s * 1e3)

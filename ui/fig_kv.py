@@ -28,6 +28,8 @@ class Tier:
     price_below: float | None = None
     price_above: float | None = None
 
+IDEAL_NAME = "ideal roofline (efficiency 1)"
+
 
 def _in_range(x: float | None, lo: float, hi: float) -> bool:
     return x is not None and np.isfinite(x) and lo <= x <= hi
@@ -52,16 +54,20 @@ def mark(spec: Spec, x: float, text: str, color: str, *, y: float = 0.9, dash: s
 def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, bound: np.ndarray, *,
                     markers: Sequence[tuple[str, float, str]], t_now: float, usd_now: float,
                     tier: Tier | None = None, title: str = "Cost per token against context",
-                    ) -> go.Figure:
+                    ideal: np.ndarray | None = None) -> go.Figure:
     """$/Mtok against context at one batch (log–log), shaded by bound, greyed where it does not fit.
 
     `markers` = (label, context, colour): vertical lines, drawn only inside the plotted range (the
     page says in words where a crossover lies outside it).  `tier` overlays a list price's step.
+    `ideal`: the same cost at efficiency 1, drawn dotted when the curve itself is a realistic one.
     """
     context = np.asarray(context, float)
     lo, hi = float(context.min()), float(context.max())
     spec = Spec()
     shade_bounds(spec, context, bound)
+    if ideal is not None:
+        spec.scatter(x=context, y=ideal, mode="lines", line={"width": 2, "color": GREY, "dash": "dot"},
+                     name=IDEAL_NAME, hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok<extra>ideal</extra>")
     y_fit, y_no = _split_fit(usd, fits)
     spec.scatter(x=context, y=y_fit, mode="lines", line={"width": 4, "color": "#222"},
                  name="roofline cost, $/Mtok",
@@ -88,7 +94,8 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
     spec.layout = base_layout(title,
                               xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))],
                                          **DECADES),
-                              yaxis=axis("cost [$ per million output tokens]", **decades_if_wide(usd, usd_now)))
+                              yaxis=axis("cost [$ per million output tokens]",
+                                         **decades_if_wide(usd, usd_now, *(() if ideal is None else (ideal,)))))
     return spec.figure()
 
 

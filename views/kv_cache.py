@@ -89,6 +89,8 @@ t_cross = float(kv_crossover_context(s, B))                 # KV fetch = weight 
 t_never = context_never_compute_bound(s)                     # KV fetch = matmul, at every batch
 grid = np.unique(np.concatenate([np.geomspace(T_MIN, T_MAX, 301), CONTEXT_OPTIONS, [T]]))
 sweep = decode_step(s, B, grid)                              # chart 1: cost against context
+realistic = s.deployment.mfu < 1 or s.deployment.bw_util < 1     # then the ideal curve is drawn too
+ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), B, grid).usd_per_mtok if realistic else None
 i_now = int(np.searchsorted(grid, T))
 b_grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [B]]))
 c_grid = np.geomspace(T_MIN, T_MAX, 141)
@@ -161,7 +163,7 @@ with c1:
     marks = [(f"KV = weights (B = {B:g})", t_cross, figures.BOUND_COLORS["weights"]),
              ("KV = compute: never compute-bound →", t_never, "#222")]
     fig = fig_kv.cost_vs_context(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, markers=marks, t_now=T,
-                                 usd_now=float(sweep.usd_per_mtok[i_now]), tier=tier,
+                                 usd_now=float(sweep.usd_per_mtok[i_now]), tier=tier, ideal=ideal,
                                  title=f"Cost per token against context at B = {B:g}")
     export.chart(fig, key="kv_cost_vs_context", config=figures.PLOTLY_CONFIG)
     st.caption("Cost per output token at this batch, on the ideal roofline. Flat while the weight read or the matmuls "

@@ -158,6 +158,9 @@ with c1:
     if fill:
         lines.append(Line("at the largest batch that fits", np.where(fill_ok, sweep.t_step_s[1] * 1e3, np.nan),
                           fig_scaleup.FILL_COLOR, fill_fits, dash="dash", width=3, batch=b_fill))
+    if s.deployment.mfu < 1 or s.deployment.bw_util < 1:      # a realistic efficiency: the ideal too
+        ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), B, T, chips=grid)
+        lines.append(Line("ideal roofline (efficiency 1)", ideal.t_step_s * 1e3, figures.GREY, dash="dot", width=2))
     fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Latency per token against scale-up size", unit="ms",
                                      y_title="time per token [ms]", now=(C, t_step * 1e3, now_label),
                                      marks=gen_marks)
