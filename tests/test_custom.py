@@ -133,7 +133,7 @@ def _input(at, label_start):
 def test_editor_use_puts_the_chip_in_the_sidebar_and_the_link():
     at = app(page="custom")
     assert_clean(at)
-    _input(at, "hbm bandwidth").set_value(4.0).run()
+    _input(at, "HBM bandwidth").set_value(4.0).run()
     assert "xhw=h100~bw:4e12" in " ".join(c.value for c in at.caption)
     at.button(key="_cu_hardware_use").click().run()
     assert not at.exception
@@ -143,7 +143,7 @@ def test_editor_use_puts_the_chip_in_the_sidebar_and_the_link():
 
 def test_editor_rejects_an_impossible_model_with_the_field_named():
     at = app(page="custom")
-    _input(at, "active params").set_value(5000.0).run()      # 5 T active > 70.6 B total
+    _input(at, "Active parameters").set_value(5000.0).run()      # 5 T active > 70.6 B total
     assert not at.exception
     assert any("active_params" in e.value for e in at.error)
 
@@ -162,8 +162,8 @@ def test_upload_a_valid_file_loads_it_into_the_editor():
                                                            "application/json")).run()
     assert not at.exception
     assert any("loaded ` mine `" in s.value for s in at.success)
-    assert _input(at, "hbm bandwidth").value == pytest.approx(8.0)        # TB/s
-    assert _input(at, "flops bf16").value == pytest.approx(2000.0)        # TFLOP/s
+    assert _input(at, "HBM bandwidth").value == pytest.approx(8.0)        # TB/s
+    assert _input(at, "Dense bf16 compute").value == pytest.approx(2000.0)        # TFLOP/s
 
 
 @pytest.mark.parametrize(("data", "says"), [

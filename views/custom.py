@@ -27,6 +27,20 @@ SCALE = {
     "scaleout_bandwidth_bytes_per_s": (1e9, "GB/s"), "total_params": (1e9, "billion params"),
     "active_params": (1e9, "billion params"),
 }
+LABELS = {
+    "flops_bf16_per_s": "Dense bf16 compute", "flops_fp8_per_s": "Dense fp8 compute",
+    "flops_fp4_per_s": "Dense fp4 compute", "hbm_bytes": "HBM capacity", "hbm_bandwidth_bytes_per_s": "HBM bandwidth",
+    "price_usd_per_hour": "Price per chip-hour", "scaleup_domain_chips": "Scale-up domain",
+    "scaleup_bandwidth_bytes_per_s": "Scale-up bandwidth per direction",
+    "scaleout_bandwidth_bytes_per_s": "Scale-out (NIC) bandwidth per direction", "power_w": "Board power",
+    "status": "Status", "total_params": "Total parameters", "active_params": "Active parameters",
+    "n_layers": "Layers", "d_model": "Hidden size d_model", "n_heads": "Query heads", "n_kv_heads": "KV heads",
+    "head_dim": "Head dimension", "attention": "Attention", "kv_lora_rank": "MLA latent width",
+    "qk_rope_dim": "MLA RoPE dimensions", "n_window_layers": "Windowed layers", "window_tokens": "Window",
+    "window_kind": "Window kind", "n_experts": "Routed experts", "experts_per_token": "Experts per token",
+    "n_shared_experts": "Shared experts", "n_moe_layers": "MoE layers", "moe_intermediate_size": "Expert FFN width",
+    "kv_bytes_per_token": "KV bytes per token (overrides the shapes)", "native_weight_dtype": "Native weight dtype",
+}
 KIND_WORD = {"hardware": "chip", "model": "model"}
 SIDEBAR_KEY = {"hardware": "chip", "model": "model"}
 URL_KEY = {"hardware": "xhw", "model": "xm"}
@@ -118,7 +132,9 @@ def _editor(kind: str) -> None:
         col = cols[i % 3]
         if m.get("kind") == "number":
             scale, unit = SCALE.get(f.name, (1.0, m.get("unit", "")))
-            label = f"{f.name.replace('_', ' ')} [{unit}]"
+            name = LABELS.get(f.name, f.name.replace("_", " "))
+            # The unit in brackets unless it is absent or already in the name ("Layers", not "Layers [layers]").
+            label = f"{name} [{unit}]" if unit and unit != "-" and unit.lower() not in name.lower() else name
             lo = m["lo"] / scale
             col.number_input(label, min_value=float(lo), value=None, key=_wkey(kind, f.name), format="%g",
                              placeholder="none" if m.get("optional") else "required",
@@ -128,7 +144,7 @@ def _editor(kind: str) -> None:
             opts = list(m["options"]) + ([None] if m.get("optional") else [])
             if ss.get(_wkey(kind, f.name)) not in opts:
                 ss[_wkey(kind, f.name)] = opts[0]
-            col.selectbox(f.name.replace("_", " "), opts, key=_wkey(kind, f.name),
+            col.selectbox(LABELS.get(f.name, f.name.replace("_", " ")), opts, key=_wkey(kind, f.name),
                           format_func=lambda v: "none" if v is None else str(v), help=m.get("doc") or None)
     values = _editor_values(kind, cls)
     try:
