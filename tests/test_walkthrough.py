@@ -193,3 +193,22 @@ def test_garbled_step_gives_a_notice_and_step_one():
     assert not at.exception
     assert any("'wk_step'" in w.value for w in at.warning)
     assert at.title[0].value.startswith("1. ")
+
+
+def test_walkthrough_uses_the_chapter_pages_dial_defaults():
+    """Steps 8-11 start from the chapter pages' defaults; if a page's default changes, so must the step."""
+    from ui.dials import REGISTRY
+    for page in ("training", "prices", "memory-tiers", "context"):
+        assert_clean(app(page=page))                  # registers the page's dials (defaults included)
+    d = {k: REGISTRY.dials[k].default for k in ("tt_na", "tt_rate", "tt_days", "tt_models", "tt_crl", "tt_irl",
+                                                 "tt_iinf", "pr_tier", "pr_na", "pr_fpb", "pr_read", "pr_dh",
+                                                 "pr_kvh", "pr_kvl", "pr_kvdt", "mt_hold", "mt_offer", "cx_f",
+                                                 "cx_knee")}
+    assert (d["tt_na"] * 1e9, d["tt_rate"] * 1e6, d["tt_days"], d["tt_models"]) == \
+        (wk.TRAIN_NA, wk.TRAIN_RATE, wk.TRAIN_DAYS, wk.TRAIN_MODELS)
+    assert (d["tt_crl"], d["tt_irl"], d["tt_iinf"]) == tuple(wk.TRAIN_COEF.values())
+    assert (d["pr_tier"], d["pr_na"] * 1e9, d["pr_fpb"], d["pr_read"]) == \
+        (wk.PRICE_TIER, wk.PRICE_NA, wk.PRICE_FPB, wk.PRICE_READ)
+    assert (d["pr_dh"], d["pr_kvh"], d["pr_kvl"], d["pr_kvdt"]) == wk.PRICE_ARCH
+    assert (float(d["mt_hold"]), d["mt_offer"]) == (wk.TIER_HOLD_S, wk.TIER_OFFER)
+    assert (d["cx_f"], float(d["cx_knee"])) == (wk.CX_FRACTION, wk.CX_KNEE)
