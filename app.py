@@ -50,6 +50,7 @@ except Exception as exc:  # never a traceback in front of a user; the dials stay
     logging.getLogger("roofline").exception("page failed")
     st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
              "Change a dial or open the page without URL parameters.")
+dials.note_unknown_page_keys()
 with notice_box:
     dials.show_notices()
 dials.write_url()

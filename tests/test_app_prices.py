@@ -186,3 +186,13 @@ def test_the_sidebar_chips_flop_per_byte_is_shown_for_scale():
     at = prices_app()                                   # H100: 989.4e12 / 3.35e12 = 295; 1,978.9e12 / 3.35e12 = 591
     cap = next(c.value for c in at.caption if c.value.startswith("For scale"))
     assert "295 at bf16" in cap and "591 at fp8" in cap
+
+
+def test_unknown_key_with_this_pages_prefix_gets_a_notice():
+    """DESIGN.md's URL contract: an unknown parameter is named in a notice (here one that only looks
+    like this page's); another page's keys are left alone."""
+    at = app({"pr_zzz": "1"}, page="prices")
+    assert not at.exception
+    assert any("'pr_zzz'" in w.value and "not one this page knows" in w.value for w in at.warning)
+    at = app({"pr_offer": "claude-opus-4.6"}, page="batch")
+    assert not any("pr_offer" in w.value for w in at.warning)

@@ -270,6 +270,25 @@ def write_url() -> None:
         pass
 
 
+def note_unknown_page_keys() -> None:
+    """After the page ran: a URL key with this page's prefix (e.g. `pr_zzz` on Prices) that the page
+    did not register is unknown here — say so, like any other unknown parameter.  Keys with another
+    page's prefix are left alone (they may come from a link to that page)."""
+    mine = st.session_state.get(PAGE_DIALS_KEY, [])
+    prefixes = {p for p in PAGE_KEY_PREFIXES for k in mine if k.startswith(p)}
+    if not prefixes:
+        return
+    try:
+        keys = list(st.query_params.keys())
+    except Exception:
+        return
+    said = " ".join(_notices())
+    for k in keys:
+        if k.startswith(tuple(prefixes)) and k not in mine and repr(k) not in said:
+            shown = k if len(k) <= MAX_PARAM_CHARS else k[:MAX_PARAM_CHARS] + "…"
+            _note(f"URL parameter {md_code(repr(shown))} is not one this page knows; ignored")
+
+
 def show_notices() -> None:
     """Show the URL notices of this session (and let the user dismiss them)."""
     notes = _notices()
