@@ -212,3 +212,9 @@ def test_walkthrough_uses_the_chapter_pages_dial_defaults():
     assert (d["pr_dh"], d["pr_kvh"], d["pr_kvl"], d["pr_kvdt"]) == wk.PRICE_ARCH
     assert (float(d["mt_hold"]), d["mt_offer"]) == (wk.TIER_HOLD_S, wk.TIER_OFFER)
     assert (d["cx_f"], float(d["cx_knee"])) == (wk.CX_FRACTION, wk.CX_KNEE)
+
+
+def test_balance_step_says_so_when_nothing_fits():
+    # Llama 3.1 70B at bf16 on one H100: 141 GB of weights in 80 GB of HBM — no batch fits.
+    shown = wk.step_balance(_view(chips=1))
+    assert "not even B = 1 fits" in shown.sentence and "nan" not in shown.sentence

@@ -192,14 +192,19 @@ def step_balance(view: View) -> Shown:
                                  y_title="cost [$ per million tokens]", b_star=b_star, b_now=B,
                                  y_now=float(now.usd_per_mtok))
     fig = with_play(fig, grid, sw.usd_per_mtok, label="B", unit="$/Mtok")
-    ratio = float(sw.usd_per_mtok[0] / np.nanmin(np.where(sw.fits, sw.usd_per_mtok, np.nan)))
+    fits = np.asarray(sw.fits, bool)
+    if fits.any():
+        ratio = float(sw.usd_per_mtok[0] / np.min(np.asarray(sw.usd_per_mtok)[fits]))
+        last = f"Unbatched costs {number(ratio)}× the cheapest batch that fits."
+    else:
+        last = (f"Here not even B = 1 fits in {view.chips:g} chips' HBM at this context: add chips or "
+                "shorten the context.")
     tex = (rf"B^* = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}\cdot\frac{{\text{{bytes/param}}}}{{2}} = "
            rf"{F / bw:.0f}\times{s.model.sparsity:.3g}\times\frac{{{s.precision.weight_bytes_per_param:g}}}{{2}}"
            rf" = {tex_int(b0)}")
     return Shown(fig, (tex,),
                  f"The weight fetch is shared by the batch, compute is not: cost falls until B* ≈ {number(b0)} "
-                 f"(F/bw ≈ {F / bw:.0f} × sparsity {s.model.sparsity:.3g}), then stays flat. Unbatched costs "
-                 f"{number(ratio)}× the cheapest batch that fits.",
+                 f"(F/bw ≈ {F / bw:.0f} × sparsity {s.model.sparsity:.3g}), then stays flat. {last}",
                  "Cost per token ∝ step time ÷ batch, at this chip's rental price.")
 
 
