@@ -158,6 +158,8 @@ class KVLayout:
                              `window_tokens`)
     attn_flops_full / attn_flops_window : attention FLOPs per decode token per attended context
                              token, summed over those layers [FLOP]
+    prefill_flops_full / prefill_flops_window : the same in prefill, where it differs (MLA: prefill
+                             attends in the decompressed form; None = as in decode)
     """
 
     full_bytes_per_token: float
@@ -165,6 +167,8 @@ class KVLayout:
     window_tokens: float = np.inf
     attn_flops_full: float = 0.0
     attn_flops_window: float = 0.0
+    prefill_flops_full: float | None = None
+    prefill_flops_window: float | None = None
 
     @classmethod
     def from_model(cls, model: ModelArch, kv_bytes_per_element: float) -> KVLayout:
@@ -174,28 +178,36 @@ class KVLayout:
         MLA:         per layer (kv_lora_rank + qk_rope_dim) · bytes (the latent and the shared
                      RoPE key are what is cached; DeepSeek-V2 §2.1).
         Attention FLOPs per attended token per layer: GQA 4 · heads · head_dim (QKᵀ and AV, a
-        multiply and an add each); MLA with weight absorption 2·heads·(r + rope) + 2·heads·r.
+        multiply and an add each); MLA in decode, with weight absorption (attending over the cached
+        latent), 2·heads·(r + rope) + 2·heads·r; MLA in prefill, decompressed to per-head K and V as
+        serving engines run it (compute-bound there, so the smaller form wins; DeepSeek-V2 §2.1),
+        2·heads·(head_dim + rope) + 2·heads·head_dim, with head_dim = qk_nope = v_head_dim (128 for
+        DeepSeek-V2/V3 and Kimi K2) — 3.4× fewer FLOPs than the absorbed form for DeepSeek-V3.
         """
         flops_full = flops_win = 0.0
+        pre_full = pre_win = None
         n_win = model.n_window_layers
         if model.has_architecture:
             n_full = model.n_layers - n_win
             if model.attention == "mla":
-                per_layer = (model.kv_lora_rank + (model.qk_rope_dim or 0)) * kv_bytes_per_element
-                f_layer = 2.0 * model.n_heads * (model.kv_lora_rank + (model.qk_rope_dim or 0)) \
-                    + 2.0 * model.n_heads * model.kv_lora_rank
+                rope = model.qk_rope_dim or 0
+                per_layer = (model.kv_lora_rank + rope) * kv_bytes_per_element
+                f_layer = 2.0 * model.n_heads * (model.kv_lora_rank + rope) + 2.0 * model.n_heads * model.kv_lora_rank
+                p_layer = 2.0 * model.n_heads * (model.head_dim + rope) + 2.0 * model.n_heads * model.head_dim
+                pre_full, pre_win = n_full * p_layer, n_win * p_layer
             else:
                 per_layer = 2.0 * model.n_kv_heads * model.head_dim * kv_bytes_per_element
                 f_layer = 4.0 * model.n_heads * model.head_dim
             flops_full, flops_win = n_full * f_layer, n_win * f_layer
         if model.kv_bytes_per_token is not None:
             # Override: every layer treated as full attention, the number used as is.
-            return cls(float(model.kv_bytes_per_token), 0.0, np.inf, flops_full + flops_win, 0.0)
+            pre = None if pre_full is None else pre_full + pre_win
+            return cls(float(model.kv_bytes_per_token), 0.0, np.inf, flops_full + flops_win, 0.0, pre, None)
         if not model.has_architecture:
             raise ValueError(f"model {model.name!r} has neither its attention shapes nor a "
                              "kv_bytes_per_token figure; give one (CLI: --kv-bytes-per-token)")
         return cls(n_full * per_layer, n_win * per_layer,
-                   float(model.window_tokens) if n_win else np.inf, flops_full, flops_win)
+                   float(model.window_tokens) if n_win else np.inf, flops_full, flops_win, pre_full, pre_win)
 
     @property
     def bytes_per_token(self) -> float:
@@ -477,8 +489,9 @@ def prefill(system: System, prompt_tokens: ArrayLike, batch: ArrayLike = 1.0,
     kv = system.kv
     F, bw = system.flops, system.hbm_bandwidth
     new = L - L0
-    attn = (kv.attn_flops_full * _causal_attended(L, L0, np.inf)
-            + kv.attn_flops_window * _causal_attended(L, L0, kv.window_tokens))
+    f_full = kv.attn_flops_full if kv.prefill_flops_full is None else kv.prefill_flops_full
+    f_win = kv.attn_flops_window if kv.prefill_flops_window is None else kv.prefill_flops_window
+    attn = f_full * _causal_attended(L, L0, np.inf) + f_win * _causal_attended(L, L0, kv.window_tokens)
     t_mm = b * 2.0 * system.model.active_params * new / (c * F)
     t_at = b * attn / (c * F)
     t_w = system.weight_bytes / (c * bw)

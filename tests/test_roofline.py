@@ -266,3 +266,28 @@ def test_request_cache_hit_makes_prompt_cheaper(sys70):
 def test_deployment_defaults_are_the_ideal_roofline():
     d = Deployment()
     assert (d.mfu, d.bw_util, d.tokens_per_step, d.mode) == (1.0, 1.0, 1.0, "lecture")
+
+
+def test_mla_prefill_attends_decompressed_decode_absorbed():
+    """DeepSeek-V3 (config: 128 heads, kv_lora 512, rope 64, qk_nope = v_head_dim = 128): per layer per
+    attended token, decode (absorbed) 2·128·576 + 2·128·512 = 278,528 FLOPs; prefill (decompressed)
+    2·128·(128 + 64) + 2·128·128 = 81,920 FLOPs, 3.4× fewer."""
+    from model import presets
+    from model.roofline import KVLayout
+    m = presets.get("model", "deepseek-v3")
+    kv = KVLayout.from_model(m, 2.0)
+    assert kv.attn_flops_full == pytest.approx(m.n_layers * 278_528)
+    assert kv.prefill_flops_full == pytest.approx(m.n_layers * 81_920)
+    s = System(presets.get("hardware", "h100"), m).with_(chips=8)
+    L = 32_768
+    p = prefill(s, L)
+    causal = L * (L - 1) / 2                                   # Σ p for p = 0 … L−1: the causal triangle
+    want = (2 * m.active_params * L + m.n_layers * 81_920 * causal) / (8 * s.flops)
+    assert float(p.t_compute_s) == pytest.approx(want, rel=1e-9)
+
+
+def test_gqa_prefill_uses_the_decode_attention_flops():
+    from model import presets
+    from model.roofline import KVLayout
+    kv = KVLayout.from_model(presets.get("model", "llama-3.1-70b"), 2.0)
+    assert kv.prefill_flops_full is None
