@@ -37,25 +37,27 @@ import math
 import os
 import platform
 import random
-import signal
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere in the checkout
 
 import websockets
 from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from bench.stats import pct, verdict
+from tests.browser import free_port, health, stop_process_group, streamlit_process
+
+__all__ = ["Client", "free_port", "health", "stop_process_group", "streamlit_server"]   # tests/test_deploy.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SLIDERS = ("Batch", "Context")       # sidebar select_sliders on every page of the app
@@ -72,20 +74,6 @@ FINISHED_EARLY = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_EARLY_FOR_RERUN
 
 
 # ---------------------------------------------------------------- server
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def health(base_url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(base_url + "/_stcore/health", timeout=2) as r:
-            return r.read().decode("utf-8", "replace").strip()
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
-
 
 def rss_mb(pid: int) -> float:
     """Resident set size of one process [MB], from /proc (Linux)."""
@@ -108,54 +96,11 @@ class Server:
         return self.proc.pid
 
 
-def stop_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
-    """SIGTERM the process group, SIGKILL after `grace_s`."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        if proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=grace_s)
-
-
-def wait_healthy(proc: subprocess.Popen, base_url: str, log_path: str, timeout_s: float = 60.0) -> None:
-    """Poll /_stcore/health until "ok"; on failure raise with the server log's tail."""
-    def tail() -> str:
-        try:
-            return Path(log_path).read_text(errors="replace")[-3000:]
-        except OSError:
-            return "(no log)"
-    deadline = time.monotonic() + timeout_s
-    while health(base_url) != "ok":
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with code {proc.returncode} before it was healthy:\n{tail()}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"server not healthy at {base_url} after {timeout_s:.0f} s:\n{tail()}")
-        time.sleep(0.1)
-
-
 @contextlib.contextmanager
 def streamlit_server(app: Path, cwd: Path, ttl_s: float = 120.0, port: int | None = None) -> Iterator[Server]:
-    """`python -m streamlit run app` on 127.0.0.1 in its own process group; yields once healthy."""
-    port = port or free_port()
-    url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none", "--server.disconnectedSessionTTL", f"{ttl_s:g}"]
-    with tempfile.NamedTemporaryFile(prefix=f"bench-load-{port}-", suffix=".log", delete=False) as log:
-        log_path = log.name
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                                start_new_session=True)
-    try:
-        wait_healthy(proc, url, log_path)
-        yield Server(url, proc)
-    finally:
-        stop_process_group(proc)
-        with contextlib.suppress(OSError):
-            os.unlink(log_path)
+    """tests/browser.py's server, with closed sessions dropped after `ttl_s` (so memory can be compared)."""
+    with streamlit_process(app, cwd, port, extra_args=("--server.disconnectedSessionTTL", f"{ttl_s:g}")) as (url, p):
+        yield Server(url, p)
 
 
 # ---------------------------------------------------------------- websocket client
@@ -410,18 +355,6 @@ class RssSampler:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-
-
-def pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return math.nan
-    if len(xs) == 1:
-        return xs[0]
-    return statistics.quantiles(xs, n=100, method="inclusive")[round(q) - 1]
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def main(argv: list[str] | None = None) -> int:

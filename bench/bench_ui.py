@@ -24,7 +24,6 @@ import contextlib
 import math
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from bench.stats import pct, verdict
 from tests.browser import (
     ROOT,
     VIEWPORT,
@@ -131,18 +131,6 @@ def cold_start(stack: contextlib.ExitStack, browser, app: Path, cwd: Path) -> tu
     finally:
         context.close()
     return url, t_health, time.perf_counter() - t0
-
-
-def pct(xs: list[float], q: float) -> float:
-    if not xs:
-        return math.nan
-    if len(xs) == 1:
-        return xs[0]
-    return statistics.quantiles(xs, n=100, method="inclusive")[round(q) - 1]
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
 
 
 def main() -> int:

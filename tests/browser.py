@@ -70,7 +70,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _health(base_url: str) -> str | None:
+def health(base_url: str) -> str | None:
+    """What /_stcore/health answers ("ok" once the server is up), or None."""
     try:
         with urllib.request.urlopen(base_url + "/_stcore/health", timeout=2) as r:
             return r.read().decode("utf-8", "replace").strip()
@@ -78,33 +79,29 @@ def _health(base_url: str) -> str | None:
         return None
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Kill the server's whole process group: SIGTERM, then SIGKILL after 5 s."""
-    if proc.poll() is not None:
-        return
-    for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+def stop_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """Kill a server's whole process group: SIGTERM, then SIGKILL after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if proc.poll() is not None:
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=wait_s)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace_s)
 
 
 @contextlib.contextmanager
-def streamlit_server(app: str | Path = "app.py", cwd: str | Path = ROOT, port: int | None = None,
-                     timeout_s: float = HEALTH_TIMEOUT_S) -> Iterator[str]:
-    """Run `python -m streamlit run <app>` from `cwd`; yield its base URL once /_stcore/health says ok.
-
-    The server runs in its own session (process group), which is killed on exit.  Its output goes
-    to a temp log whose tail is quoted if the server dies or never becomes healthy.
-    """
+def streamlit_process(app: str | Path = "app.py", cwd: str | Path = ROOT, port: int | None = None,
+                      timeout_s: float = HEALTH_TIMEOUT_S, extra_args: tuple[str, ...] = ()
+                      ) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Run `python -m streamlit run <app>` from `cwd`; yield (base URL, process) once /_stcore/health
+    says ok.  The server runs in its own session (process group), which is killed on exit.  Its
+    output goes to a temp log whose tail is quoted if the server dies or never becomes healthy."""
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args]
     log = tempfile.NamedTemporaryFile(prefix=f"streamlit-{port}-", suffix=".log", delete=False)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -123,17 +120,25 @@ def streamlit_server(app: str | Path = "app.py", cwd: str | Path = ROOT, port: i
             if proc.poll() is not None:
                 raise RuntimeError(f"streamlit exited with code {proc.returncode} before it was healthy:\n"
                                    f"{' '.join(cmd)}\n{tail()}")
-            if _health(base_url) == "ok":
+            if health(base_url) == "ok":
                 break
             if time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit not healthy at {base_url} after {timeout_s:.0f} s:\n{tail()}")
             time.sleep(0.1)
-        yield base_url
+        yield base_url, proc
     finally:
-        _stop(proc)
+        stop_process_group(proc)
         log.close()
         with contextlib.suppress(OSError):
             os.unlink(log.name)
+
+
+@contextlib.contextmanager
+def streamlit_server(app: str | Path = "app.py", cwd: str | Path = ROOT, port: int | None = None,
+                     timeout_s: float = HEALTH_TIMEOUT_S) -> Iterator[str]:
+    """`streamlit_process`, yielding only the base URL."""
+    with streamlit_process(app, cwd, port, timeout_s) as (base_url, _proc):
+        yield base_url
 
 
 # ---------------------------------------------------------------- browser
