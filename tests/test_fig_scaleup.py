@@ -18,15 +18,6 @@ C = np.arange(1, 577, dtype=float)
 MARKS = [(8.0, "Hopper 8 (this chip)"), (72.0, "Blackwell 72"), (144.0, "Rubin Ultra 144"), (576.0, "576 dies")]
 
 
-def test_split_fit_shares_the_boundary_point():
-    y = np.array([1.0, 2.0, 3.0, 4.0])
-    fit, no = fig_scaleup.split_fit(y, np.array([False, False, True, True]))
-    assert np.isnan(fit[:2]).all() and list(fit[2:]) == [3.0, 4.0]
-    assert list(no[:3]) == [1.0, 2.0, 3.0] and np.isnan(no[3])      # continuous across the boundary
-    fit, no = fig_scaleup.split_fit(y, True)                        # a scalar broadcasts
-    assert list(fit) == list(y) and np.isnan(no).all()
-
-
 def test_sweep_lines_fit_split_marks_and_current_point():
     floor = 141.2e9 / (C * 3.35e12) * 1e3
     step = 2.2 * floor

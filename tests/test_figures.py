@@ -12,9 +12,12 @@ def test_segments_split_runs_at_geometric_midpoints():
 
 
 def test_split_fit_shares_the_boundary_point():
-    y_fit, y_no = figures._split_fit(np.array([1.0, 2, 3, 4]), np.array([True, True, False, False]))
+    y = np.array([1.0, 2, 3, 4])
+    y_fit, y_no = figures.split_fit(y, np.array([True, True, False, False]))
     assert np.isnan(y_fit[2:]).all() and not np.isnan(y_fit[:2]).any()
-    assert np.isnan(y_no[0]) and not np.isnan(y_no[1:]).any()
+    assert np.isnan(y_no[0]) and not np.isnan(y_no[1:]).any()       # continuous across the boundary
+    y_fit, y_no = figures.split_fit(y, True)                           # a scalar broadcasts
+    assert list(y_fit) == list(y) and np.isnan(y_no).all()
 
 
 def test_curve_vs_batch_marks_b_star_current_batch_and_fit(sys70):

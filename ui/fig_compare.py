@@ -31,7 +31,7 @@ from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 
 from .dials import CHIP_OPTIONS
 from .fig_kv import mark
-from .figures import GREY
+from .figures import GREY, split_fit
 from .plot import FONT_SIZE, Spec, axis, base_layout
 from .view import View, assemble
 
@@ -168,17 +168,6 @@ class Curve:
     marks: tuple[tuple[str, float], ...] = ()
 
 
-def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """y where it fits in HBM, and y where it does not (the boundary point in both, so the line is unbroken)."""
-    y = np.asarray(y, float)
-    fits = np.asarray(fits, bool)
-    nofit = ~fits
-    grow = nofit.copy()
-    grow[:-1] |= nofit[1:]
-    grow[1:] |= nofit[:-1]
-    return np.where(fits, y, np.nan), np.where(grow, y, np.nan)
-
-
 def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: str, x_title: str, unit: str,
             title: str, y_title: str, now_label: str) -> go.Figure:
     """Up to three configurations' curves against x (log–log): solid where weights + KV fit in HBM,
@@ -191,7 +180,7 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
     n_marks = 0
     x_fmt = "%{x:,.0f}"
     for c in curves:
-        y_fit, y_no = _split_fit(c.y, c.fits)
+        y_fit, y_no = split_fit(c.y, c.fits)
         bound = np.asarray(c.bound).astype(str)
         spec.scatter(x=x, y=y_fit, name=c.label, mode="lines", legendgroup=c.label,
                      line={"width": 4, "color": c.color}, customdata=bound,

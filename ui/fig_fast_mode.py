@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import BOUND_COLORS, GREY, _split_fit, shade_bounds, vline
+from .figures import BOUND_COLORS, GREY, shade_bounds, split_fit, vline
 from .plot import FONT_SIZE, Spec, axis, base_layout
 
 # (label, batch, latency [s], cost [$/Mtok], colour)
@@ -91,7 +91,7 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
             spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
                          line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"},
                          hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>", **on)
-        y_fit, y_no = _split_fit(np.asarray(y, float) * scale, fits)
+        y_fit, y_no = split_fit(np.asarray(y, float) * scale, fits)
         spec.scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"}, name=curve_name,
                      legendgroup="curve", hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
         if np.any(~fits):

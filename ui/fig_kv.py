@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import BOUND_COLORS, BOUND_LABELS, GREY, NOW_MARKER, _split_fit, shade_bounds
+from .figures import BOUND_COLORS, BOUND_LABELS, GREY, NOW_MARKER, fit_curve, shade_bounds
 from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 TIER_COLOR = "#7F3C8D"
@@ -68,14 +68,7 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
     if ideal is not None:
         spec.scatter(x=context, y=ideal, mode="lines", line={"width": 2, "color": GREY, "dash": "dot"},
                      name=IDEAL_NAME, hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok<extra>ideal</extra>")
-    y_fit, y_no = _split_fit(usd, fits)
-    spec.scatter(x=context, y=y_fit, mode="lines", line={"width": 4, "color": "#222"},
-                 name="roofline cost, $/Mtok",
-                 hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok<extra></extra>")
-    if np.any(~np.asarray(fits, bool)):
-        spec.scatter(x=context, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
-                     name="does not fit in HBM",
-                     hovertemplate="T = %{x:,.0f}: $%{y:.4g}/Mtok (does not fit)<extra></extra>")
+    fit_curve(spec, context, usd, fits, name="roofline cost, $/Mtok", hover="T = %{x:,.0f}: $%{y:.4g}/Mtok")
     if tier is not None and tier.price_below is not None and tier.price_above is not None \
             and _in_range(tier.threshold, lo, hi):
         spec.scatter(

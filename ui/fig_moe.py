@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import GREY, NOW_MARKER, TERM_COLORS, _split_fit, shade_bounds, step_breakdown
+from .figures import NOW_MARKER, TERM_COLORS, fit_curve, shade_bounds, step_breakdown
 from .plot import FONT_SIZE, Spec, axis, base_layout
 
 DOMAIN_COLOR = "#D62728"
@@ -17,6 +17,9 @@ SCALEUP_COLOR = "#B279A2"
 SCALEOUT_COLOR = "#E45756"
 LAYER_COLOR = "#4C78A8"
 BUSIEST_COLOR = "#D62728"
+
+
+NOFIT = "weights + KV do not fit in HBM"
 
 
 def _positive(y) -> np.ndarray:
@@ -81,13 +84,8 @@ def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray
     spec.scatter(x=g, y=np.asarray(t_step_no_comm, float) * ms, name="step without t_comm", mode="lines",
                  line={"dash": "dash", "width": 2, "color": "#777"},
                  hovertemplate="%{y:.4g} ms<extra>step without t_comm</extra>")
-    y_fit, y_no = _split_fit(np.asarray(t_step, float) * ms, fits)
-    spec.scatter(x=g, y=y_fit, name="step with t_comm", mode="lines", line={"width": 4, "color": "#222"},
-                 hovertemplate="G = %{x:,.0f}: %{y:.4g} ms<extra>step with t_comm</extra>")
-    if np.any(~np.asarray(fits, bool)):
-        spec.scatter(x=g, y=y_no, name="weights + KV do not fit in HBM", mode="lines",
-                     line={"width": 4, "color": GREY, "dash": "dash"},
-                     hovertemplate="G = %{x:,.0f}: %{y:.4g} ms (does not fit)<extra></extra>")
+    fit_curve(spec, g, np.asarray(t_step, float) * ms, fits, name="step with t_comm",
+              hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate=f"current G = {g_now:,.0f}: step %{{y:.4g}} ms, t_comm {t_comm_now * ms:.4g} ms"
                                "<extra></extra>")
@@ -180,13 +178,8 @@ def tp_vs_gpus(gpus: np.ndarray, t_allreduce: np.ndarray, t_weights: np.ndarray,
     spec.scatter(x=g, y=np.asarray(t_step_no_tp, float) * ms, name="step, communication free", mode="lines",
                  line={"dash": "dash", "width": 2, "color": "#777"},
                  hovertemplate="%{y:.4g} ms<extra>step, communication free</extra>")
-    y_fit, y_no = _split_fit(np.asarray(t_step_tp, float) * ms, fits)
-    spec.scatter(x=g, y=y_fit, name="step with the all-reduce", mode="lines", line={"width": 4, "color": "#222"},
-                 hovertemplate="G = %{x:,.0f}: %{y:.4g} ms<extra>step with all-reduce</extra>")
-    if np.any(~np.asarray(fits, bool)):
-        spec.scatter(x=g, y=y_no, name="weights + KV do not fit in HBM", mode="lines",
-                     line={"width": 4, "color": GREY, "dash": "dash"},
-                     hovertemplate="G = %{x:,.0f}: %{y:.4g} ms (does not fit)<extra></extra>")
+    fit_curve(spec, g, np.asarray(t_step_tp, float) * ms, fits, name="step with the all-reduce",
+              hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate="current G: %{y:.4g} ms<extra></extra>")
     spec.layout = base_layout(title, xaxis=axis("tensor-parallel GPUs G (chips)", range=_log_range(g)),

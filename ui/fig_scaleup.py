@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .figures import GREY, NOW_MARKER, TERM_COLORS
+from .figures import GREY, NOW_MARKER, TERM_COLORS, split_fit
 from .plot import FONT_SIZE, Spec, axis, base_layout
 
 FLOOR_COLOR = TERM_COLORS["weights"]
@@ -47,17 +47,6 @@ class Panel:
     unit: str
     values: Sequence[float]
     texts: Sequence[str]
-
-
-def split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """y where it fits, and y where it does not (the boundary point shared, so the line is continuous)."""
-    y = np.asarray(y, float)
-    fits = np.broadcast_to(np.asarray(fits, bool), y.shape)
-    nofit = ~fits
-    grow = nofit.copy()
-    grow[:-1] |= nofit[1:]
-    grow[1:] |= nofit[:-1]
-    return np.where(fits, y, np.nan), np.where(grow, y, np.nan)
 
 
 def _log_range(values: Sequence[np.ndarray], pad: float = 0.12) -> list[float] | None:

@@ -58,17 +58,29 @@ def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1)
                        font={"size": FONT_SIZE - 3, "color": color})
 
 
-def _split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """y where it fits in HBM, and y where it does not (sharing the boundary point for continuity)."""
     y = np.asarray(y, float)
-    fits = np.asarray(fits, bool)
-    y_fit = np.where(fits, y, np.nan)
+    fits = np.broadcast_to(np.asarray(fits, bool), y.shape)
     nofit = ~fits
     grow = nofit.copy()
     grow[:-1] |= nofit[1:]
     grow[1:] |= nofit[:-1]
-    y_no = np.where(grow, y, np.nan)
-    return y_fit, y_no
+    return np.where(fits, y, np.nan), np.where(grow, y, np.nan)
+
+
+def fit_curve(spec: Spec, x: np.ndarray, y: np.ndarray, fits: np.ndarray, *, name: str, hover: str,
+              nofit_name: str = "does not fit in HBM", **props) -> None:
+    """The main curve (black, thick) where weights + KV fit in HBM, grey dashed where they do not.
+
+    `hover` is the trace's hovertemplate with no <extra> (" (does not fit)" is added on the grey part);
+    `props` go to both traces (axis, legendgroup, showlegend, …)."""
+    y_fit, y_no = split_fit(y, fits)
+    spec.scatter(x=x, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate=hover + f"<extra>{name}</extra>", **props)
+    if np.any(~np.asarray(fits, bool)):
+        spec.scatter(x=x, y=y_no, name=nofit_name, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
+                     hovertemplate=hover + " (does not fit)<extra></extra>", **props)
 
 
 def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: str = "dash", axis: int = 1,
@@ -91,13 +103,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     for nm, yy, color in extra:
         spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
                      hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
-    y_fit, y_no = _split_fit(y, fits)
-    spec.scatter(x=batch, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
-                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{name}</extra>")
-    if np.any(~np.asarray(fits, bool)):
-        spec.scatter(x=batch, y=y_no, name="does not fit in HBM", mode="lines",
-                     line={"width": 4, "color": GREY, "dash": "dash"},
-                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>")
+    fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}")
     spec.scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers", marker=NOW_MARKER,
                  hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
     if b_star is not None and np.isfinite(b_star):
