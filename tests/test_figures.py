@@ -54,3 +54,8 @@ def test_pareto_has_a_point_per_fitting_batch(sys70):
     fit_trace = fig.data[0]
     assert len(fit_trace.x) == int(r.fits.sum())
     assert "tokens/s per user" in fig.layout.xaxis.title.text
+
+
+def test_duration_words():
+    from ui.format import duration
+    assert duration(300) == "5 min" and duration(3 * 86400) == "3 days" and duration(0.02) == "20 ms"

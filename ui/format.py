@@ -42,6 +42,11 @@ def seconds(t) -> str:
     return f"{t * 1e6:.3g} µs"
 
 
+def duration(t) -> str:
+    """A span of time in words: `seconds` up to two days, then days (hold times, deployments)."""
+    return f"{float(t) / 86400:.3g} days" if _finite(t) and float(t) >= 2 * 86400 else seconds(t)
+
+
 def usd(x) -> str:
     if not _finite(x):
         return "—"

@@ -59,7 +59,7 @@ from . import (
 )
 from .dials import BATCH_OPTIONS
 from .equations import params, tex_int, tex_num
-from .format import bytes_, number, seconds, tokens, usd
+from .format import bytes_, duration, number, seconds, tokens, usd
 from .view import View
 
 VIDEO = "https://youtu.be/xmkSf5IS-zw"
@@ -361,11 +361,6 @@ CX_FRACTION, CX_KNEE = 0.1, 2048.0
 CX_CONTEXT = (512.0, 1e8)
 
 
-def _when(t: float) -> str:
-    """A hold time in words: milliseconds … hours, then days."""
-    return f"{t / 86400:.3g} days" if t >= 2 * 86400 else seconds(t)
-
-
 def _usd_md(x: float) -> str:
     r"""Dollars for st.markdown ('$' escaped, or it opens LaTeX): \$0.117, \$7.81×10⁻⁵."""
     if not (np.isfinite(x) and x > 0) or x >= 0.01:
@@ -506,7 +501,7 @@ def step_tiers(view: View) -> Shown:
                                  now=(hold, best * 1e6, f"{names[k_now]} at {seconds(hold)}"),
                                  ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
                                  title=f"Holding one token's KV for t, then reading it back ({model.name})")
-    fig = with_play(fig, grid, costs.cheapest_usd * 1e6, label="t", unit="$/Mtok", fmt=_when)
+    fig = with_play(fig, grid, costs.cheapest_usd * 1e6, label="t", unit="$/Mtok", fmt=duration)
     drains = r",\ ".join(rf"\text{{{names[n]}: {seconds(t.drain_s)}}}" for n, t in enumerate(tiers))
     tex = r"t_{drain} = \frac{\text{capacity}}{\text{bandwidth}}:\quad " + drains
     tb = tiers[k_tier]
@@ -524,7 +519,7 @@ def step_tiers(view: View) -> Shown:
             rf"c_{{re}} &= \frac{{2N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
             rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times\frac{{\${hw.price_usd_per_hour:.3g}}}{{3600\,\text{{s}}}} = "
             rf"{_tex_usd(rec)}\ \text{{per token}}\end{{aligned}}")
-    handover = " → ".join(names[n] + (f" up to {_when(t)}" if m < len(env.switch_s) else "")
+    handover = " → ".join(names[n] + (f" up to {duration(t)}" if m < len(env.switch_s) else "")
                           for m, (n, t) in enumerate(zip(env.order, (*env.switch_s, np.inf))))
     if k_now == len(tiers):
         where = f"no tier beats recomputing it ({_usd_md(rec * 1e6)}/Mtok)"

@@ -31,7 +31,7 @@ from model.economics import (
 from ui import export, fig_tiers, figures
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
-from ui.format import bytes_, seconds, tokens, usd
+from ui.format import bytes_, duration, tokens, usd
 from ui.view import current_view, show_view_notes, system_caption
 
 PAGE = ("memory-tiers",)
@@ -51,13 +51,8 @@ EDIT_FIELDS = (("gb", "capacity_bytes", "capacity [GB]", 1e9, (1e-3, 1e7)),
                ("usd", "usd_per_hour", "cost [USD/h]", 1.0, (1e-5, 1e4)))
 
 
-def when(t: float) -> str:
-    """A hold time in words: seconds … hours, then days."""
-    return f"{t / 86400:.3g} days" if t >= 2 * 86400 else seconds(t)
-
-
 def tex_time(t: float) -> str:
-    return rf"\text{{{when(t)}}}"
+    return rf"\text{{{duration(t)}}}"
 
 
 def tex_s(t: float) -> str:
@@ -112,7 +107,7 @@ for code in codes:
 
 c = st.columns([2.2, 2, 1.2])
 c[0].select_slider("Hold time t: how long until the prompt comes back", options=HOLD_OPTIONS, key="mt_hold",
-                   format_func=when, persist_state="session",
+                   format_func=duration, persist_state="session",
                    help="The time a prompt's KV must be kept before its next use: a chat turn is seconds to "
                         "minutes; providers sell 5-minute and 1-hour cache lifetimes.")
 c[1].selectbox("Provider prices marked", [*offers, "none"], key="mt_offer", persist_state="session",
@@ -183,7 +178,7 @@ for tier, ch in zip(tiers, edited):
     lec = LECTURE_DRAIN_S.get(tier.medium)
     rows.append({"tier": label(tier), "device": tier.name, "capacity": bytes_(tier.capacity_bytes),
                  "bandwidth": bytes_(tier.bandwidth_bytes_per_s) + "/s", "USD/h": f"{tier.usd_per_hour:.4g}",
-                 "drain": when(tier.drain_s), "lecture": lec[2] if lec else "—",
+                 "drain": duration(tier.drain_s), "lecture": lec[2] if lec else "—",
                  "flags": " ".join(([f"⚠ uncertain: {', '.join(unc)}"] if unc else [])
                                    + ([f"✎ edited: {', '.join(EDITED_NAMES[x] for x in ch)}"] if ch else [])),
                  "price source (date)": (f"{tier.meta['usd_per_hour'].source} ({tier.meta['usd_per_hour'].date})"
@@ -221,7 +216,7 @@ if any(presets.uncertain_fields(t) for t in tiers):
 st.subheader("2. Hold it, or recompute it?")
 m = st.columns(4)
 m[0].metric("KV per token", bytes_(kv), help=f"{model.name}, all layers, {s.precision.kv} KV.")
-m[1].metric(f"Cheapest at t = {when(hold)}", names[k_now],
+m[1].metric(f"Cheapest at t = {duration(hold)}", names[k_now],
             help="The option with the lowest hold + read-back cost per token at this hold time.")
 m[2].metric("Its cost [USD/Mtok]", f"${best_usd * 1e6:.3g}", help="Per million tokens held for t and read back once.")
 m[3].metric("Recompute [USD/Mtok]", f"${rec * 1e6:.3g}",
@@ -256,12 +251,12 @@ if offer is not None:
              offer.input_usd_per_mtok, fig_tiers.PROVIDER_COLOR),
             (f"cache hit ${offer.cache_read_usd_per_mtok:g}/Mtok", offer.cache_read_usd_per_mtok,
              fig_tiers.PROVIDER_COLOR)]
-lines = [fig_tiers.TierLine(f"{label(t)} (drain {when(t.drain_s)})", costs.tier_usd[i] * 1e6,
+lines = [fig_tiers.TierLine(f"{label(t)} (drain {duration(t.drain_s)})", costs.tier_usd[i] * 1e6,
                             fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY)) for i, t in enumerate(tiers)]
 fig = fig_tiers.cost_vs_hold(
     grid, lines, rec * 1e6, costs.cheapest, names,
     [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers] + [fig_tiers.RECOMPUTE_COLOR],
-    now=(hold, best_usd * 1e6, f"{names[k_now]} at {when(hold)}"),
+    now=(hold, best_usd * 1e6, f"{names[k_now]} at {duration(hold)}"),
     ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
     title=f"Holding one token's KV for t, then reading it back ({model.name})")
 export.chart(fig, key="tiers_cost", config=figures.PLOTLY_CONFIG)
@@ -271,7 +266,7 @@ st.caption("Cost per million tokens of keeping a token's KV for the hold time t 
            "Purple: the provider's list prices for its own model (lifetimes 5 min and 1 h)"
            + (f": {how}." if how else "."))
 
-handover = " → ".join(f"**{names[i]}**" + (f" up to {when(t)}" if j < len(env.switch_s) else "")
+handover = " → ".join(f"**{names[i]}**" + (f" up to {duration(t)}" if j < len(env.switch_s) else "")
                       for j, (i, t) in enumerate(zip(env.order, (*env.switch_s, np.inf))))
 st.markdown(f"Cheapest place, as the hold time grows: {handover}. Within a tier, holding costs as much as the "
             "read-back at t = its drain time, so each line bends upward there; the hand-over to the next tier "
@@ -279,7 +274,7 @@ st.markdown(f"Cheapest place, as the hold time grows: {handover}. Within a tier,
 
 ratio_phys = rec / tier_usd_now if tier_usd_now > 0 else float("inf")
 m2 = st.columns(4)
-m2[0].metric(f"Recompute ÷ {label(tb)} at {when(hold)}", f"{ratio_phys:,.3g}×",
+m2[0].metric(f"Recompute ÷ {label(tb)} at {duration(hold)}", f"{ratio_phys:,.3g}×",
              help="How many times cheaper the cheapest tier is than recomputing, on this system at list "
                   "hardware prices (no margin).")
 if offer is not None:
@@ -287,7 +282,7 @@ if offer is not None:
     m2[1].metric(f"{offer.model or offer.name}: input ÷ cache hit",
                  f"{offer.input_usd_per_mtok / offer.cache_read_usd_per_mtok:.3g}×",
                  help="The lecture: 'cache hits ~10× cheaper' — loading KV is much cheaper than recomputing it.")
-    m2[2].metric(f"List price to hold {when(hold)}", "not sold" if not np.isfinite(list_now)
+    m2[2].metric(f"List price to hold {duration(hold)}", "not sold" if not np.isfinite(list_now)
                  else f"${list_now:.3g}/Mtok", help=f"{how} ({offer.name}, {offer_date}).")
     m2[3].metric("List input price", f"${offer.input_usd_per_mtok:g}/Mtok",
                  help="The lecture: base input ($5/M for Opus) is the provider's price of rematerialising.")
@@ -295,7 +290,7 @@ if offer is not None:
     if unc:
         st.caption(f"⚠ Uncertain price figures for {offer.name}: {', '.join(unc)}.")
 if k_now == len(tiers):
-    st.info(f"At t = {when(hold)} no tier beats recomputing: the cheapest 'cache' is none at all.", icon="ℹ️")
+    st.info(f"At t = {duration(hold)} no tier beats recomputing: the cheapest 'cache' is none at all.", icon="ℹ️")
 
 # ---------------------------------------------------------------- 3. the hit rate and the cost of a request
 st.subheader("3. What a prefix-cache hit rate does to the cost of a request")
@@ -317,7 +312,8 @@ if offer is not None:
     list_req = (float(lp[0]), float(lp[-1]))
 hc[1].markdown(f"A request: prompt L = **{tokens(L)}** tokens (the sidebar's context), output O = "
                f"**{tokens(out_tokens)}**, decoded (and prefilled) at batch B = {B:g}. The cached share h·L skips "
-               f"prefill but is held for t = {when(hold)} in **{label(tb)}** (the cheapest tier then) and read back.")
+               f"prefill but is held for t = {duration(hold)} in **{label(tb)}** (the cheapest tier then) "
+               "and read back.")
 m3 = st.columns(4)
 m3[0].metric("Request, no hits", usd(base_total))
 m3[1].metric(f"Request at h = {h_now:.0%}", usd(now_total),
@@ -334,7 +330,7 @@ st.latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\b
 fig = fig_tiers.request_vs_hit(HIT_GRID, parts, list_pct, h_now=h_now, total_now_pct=now_total / base_total * 100,
                                list_name=(offer.model or offer.name) if offer is not None else "",
                                title=f"Cost of a request against the hit rate (L = {tokens(L)}, O = "
-                                     f"{tokens(out_tokens)}, held {when(hold)})")
+                                     f"{tokens(out_tokens)}, held {duration(hold)})")
 export.chart(fig, key="tiers_request", config=figures.PLOTLY_CONFIG)
 st.caption("Cost of one request as a % of the same request with no cache hits: prefill of the uncached prompt, "
            "holding and reading back the cached prefix, and decode (which caching does not touch) — on the "
