@@ -89,7 +89,7 @@ def figure_csv(fig: go.Figure) -> str:
 def chart(fig: go.Figure, *, key: str, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """st.plotly_chart with the export toolbar and a lazily built CSV download of the chart's data."""
     fmt = st.session_state.get("img", "png")
-    cfg = {**(config or PLOTLY_CONFIG), **image_config(fmt, key)}
+    cfg = {**(config or {}), **image_config(fmt, key)}      # image_config holds PLOTLY_CONFIG
     st.plotly_chart(fig, key=key, config=cfg, **kwargs)
     st.download_button("⬇ CSV", data=lambda: figure_csv(fig), file_name=f"{key}.csv", mime="text/csv",
                        key=f"{key}__csv", on_click="ignore",

@@ -77,7 +77,7 @@ with c1:
     fig = figures.curve_vs_batch(grid, sweep.t_step_s * 1e3, sweep.fits, sweep.bound, name="latency per token",
                                  unit="ms", title="Latency per token against batch", y_title="time per step [ms]",
                                  b_star=b_star_kv, b_now=B, y_now=float(now.t_step_s) * 1e3, extra=extra)
-    export.chart(fig, key="latency_vs_batch", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="latency_vs_batch")
     st.caption("Latency per token = one decode step. Flat at small batch (every weight must be read once: "
                "the latency floor W/(C·bw)), then rising once compute or KV reads dominate. Grey: weights + KV "
                "do not fit in HBM.")
@@ -91,7 +91,7 @@ with c2:
     fig = figures.curve_vs_batch(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, name="$ per Mtok", unit="$/Mtok",
                                  title="Cost per million tokens against batch", y_title="cost [$ per million tokens]",
                                  b_star=b_star_kv, b_now=B, y_now=float(now.usd_per_mtok), extra=extra)
-    export.chart(fig, key="cost_vs_batch", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="cost_vs_batch")
     st.caption(f"Cost per token ∝ step time ÷ batch: the weight fetch is shared by the batch (a hyperbola); "
                f"compute and KV are paid per token. Unbatched (B = 1) costs **{number(unbatched_ratio)}×** more "
                f"than the cheapest batch that fits (B = {grid[best]:,.0f}).")
@@ -101,7 +101,7 @@ with c3:
     terms = {"matmul": float(now.t_matmul_s), "attention": float(now.t_attn_s), "weights": float(now.t_weights_s),
              "kv": float(now.t_kv_s), "comm": float(now.t_comm_s), "hops": float(now.t_hops_s)}
     export.chart(figures.step_breakdown(terms, s.deployment.mode, f"Where the step goes at B = {B:g}"),
-                    key="breakdown", config=figures.PLOTLY_CONFIG)
+                    key="breakdown")
     st.caption("The step is the larger side (lecture mode): compute (matmuls) or memory (weights + KV reads).")
     k = st.columns(2)
     k[0].metric("HBM per chip", bytes_(float(now.hbm_bytes_per_chip)),
@@ -120,6 +120,6 @@ with c3:
 with c4:
     export.chart(figures.pareto(sweep.tokens_per_s_per_user, sweep.tokens_per_s_per_chip, grid, sweep.fits,
                                    (float(now.tokens_per_s_per_user), float(now.tokens_per_s_per_chip), B)),
-                    key="pareto", config=figures.PLOTLY_CONFIG)
+                    key="pareto")
     st.caption("Each batch is one point: bigger batches give more tokens per chip (cheaper) but fewer per user "
                "(slower). The curve is the best any engine could do on this hardware.")

@@ -16,7 +16,7 @@ import streamlit as st
 from model import context_never_compute_bound, decode_step, max_batch_that_fits, presets, system_balance_batch
 from model.roofline import weight_fetch_time
 from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
-from ui import dials, export, fig_compare, figures
+from ui import dials, export, fig_compare
 from ui.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import tex_int, tex_num
 from ui.fig_compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
@@ -272,7 +272,7 @@ with c1:
     fig = fig_compare.vs_batch(b_grid, curves(lambda r: (r["by_b"].t_step_s * 1e3, r["by_b"]), ib, b_marks),
                                b_now=B, unit="ms", title=f"Latency per token against batch (T = {tokens(T)})",
                                y_title="time per step [ms]")
-    export.chart(fig, key="cmp_latency_vs_batch", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="cmp_latency_vs_batch")
     st.caption("Latency per token = one decode step. Flat at the latency floor W/(C·bw) at small batch, rising "
                "once compute or KV reads dominate; dashed lines mark each configuration's B*(T). Dotted: weights + "
                "KV do not fit in that configuration's HBM.")
@@ -280,7 +280,7 @@ with c2:
     fig = fig_compare.vs_batch(b_grid, curves(lambda r: (r["by_b"].usd_per_mtok, r["by_b"]), ib, b_marks),
                                b_now=B, unit="$/Mtok", title=f"Cost per million tokens against batch (T = {tokens(T)})",
                                y_title="cost [$ per million tokens]")
-    export.chart(fig, key="cmp_cost_vs_batch", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="cmp_cost_vs_batch")
     st.caption("Cost per token = C × price × step time ÷ batch: the weight fetch is shared by the batch, compute "
                "and KV are paid per token, so each curve falls to its floor near B*. Dotted: does not fit in HBM.")
 
@@ -289,7 +289,7 @@ fig = fig_compare.vs_context(
                    lambda i, r: ((f"KV > compute ({i})", r["t_kv"]),)),
     t_now=T, unit="$/Mtok", title=f"Cost per million tokens against context (B = {B:g})",
     y_title="cost [$ per million tokens]")
-export.chart(fig, key="cmp_cost_vs_context", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="cmp_cost_vs_context")
 st.caption("Cost per token against context at the sidebar's batch: flat while the weights or the matmuls set the "
            "step, then rising with the KV read. Dashed lines: where each configuration's KV read overtakes its "
            "compute (kv(T)/bw = 2·Na/F). Dotted: weights + KV do not fit in that configuration's HBM.")

@@ -23,7 +23,7 @@ from model.context import (
     generations,
 )
 from model.presets import hardware_presets
-from ui import export, fig_context, figures
+from ui import export, fig_context
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_context import Curve, Series
@@ -194,7 +194,7 @@ fig = fig_context.cost_vs_context(grid, curves, floors=floors, markers=marks, t_
                                   band=STALLED_CONTEXT_TOKENS,
                                   title=f"Cost per token against context: {model.name} on {short_name(hw.name)}, "
                                         f"B = {B:g}")
-export.chart(fig, key="cx_cost", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="cx_cost")
 st.caption(f"Cost per output token at B = {B:g} on C = {view.chips:g} chips (ideal roofline): flat while the "
            "matmuls (blue dotted) or the weight read set the step, then rising with the KV read — linearly for dense "
            "attention, f times slower when a fraction f is read, like √T past the knee. Grey: the batch's KV no "
@@ -230,7 +230,7 @@ if len(gens.keys):
                                                                 "[FLOP/B]",
         x_is_year=not ratio_mode, current=cur, band=STALLED_CONTEXT_TOKENS, month=MONTH_ON_THE_JOB_TOKENS,
         title=f"Where KV overtakes compute, chip by chip ({s.precision.compute} FLOP/s, {s.precision.kv} KV)")
-    export.chart(fig, key="cx_generations", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="cx_generations")
     lo_i, hi_i = int(np.nanargmin(tc_ref_g)), int(np.nanargmax(tc_ref_g))
     st.caption(f"Each point: one chip preset, T_c = 2·Na·bw/(F·kv_tok) — only bw/F of the chip enters. FLOP/s and "
                f"bandwidth both grew (A100 → Rubin), their ratio did not: the lecture's reference model crosses "
@@ -259,7 +259,7 @@ fig = fig_context.crossover_vs_fraction(
                 (f"√T rule, K = {tokens(knee)}: reference", tc_sqrt_ref, fig_context.REFERENCE_COLOR)],
     band=STALLED_CONTEXT_TOKENS, month=MONTH_ON_THE_JOB_TOKENS,
     title=f"Context reachable before KV dominates, against the fraction read ({short_name(hw.name)})")
-export.chart(fig, key="cx_fraction", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="cx_fraction")
 read_100m = float(s.kv_read(MONTH_ON_THE_JOB_TOKENS))
 st.caption(f"T_c(f) = T_c/f: reading 1/10 of the context buys 10× the context at the same cost per token. Dashed: the "
            f"√T rule — past the knee the crossover jumps to T_c²/K. For scale, one sequence at 100M tokens reads "

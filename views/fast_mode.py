@@ -11,7 +11,7 @@ import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits, presets, system_balance_batch
 from model.economics import fast_mode_batches, fast_mode_forward
-from ui import dials, export, figures
+from ui import dials, export
 from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
@@ -194,7 +194,7 @@ fig = fast_mode_curves(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fit
                        curve_name=f"roofline at T = {tokens(T)}",
                        reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
                        reference_points=ref_points, titles=titles)
-export.chart(fig, key="fast_mode_curves", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="fast_mode_curves")
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
 st.caption(f"Time per output token (left) and cost per million output tokens (right) against batch at "
            f"T = {tokens(T)}. Fast mode moves left, down to the latency floor W/(C·bw) = {seconds(latency_floor_s)} "

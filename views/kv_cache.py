@@ -165,7 +165,7 @@ with c1:
     fig = fig_kv.cost_vs_context(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, markers=marks, t_now=T,
                                  usd_now=float(sweep.usd_per_mtok[i_now]), tier=tier, ideal=ideal,
                                  title=f"Cost per token against context at B = {B:g}")
-    export.chart(fig, key="kv_cost_vs_context", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="kv_cost_vs_context")
     st.caption("Cost per output token at this batch, on the ideal roofline. Flat while the weight read or the matmuls "
                "set the step, then rising once the KV read dominates — linearly in T for dense attention"
                + (", like √T with sparse reads" if sparse else "") + ". Grey dashed: weights + KV do not fit in HBM. "
@@ -178,7 +178,7 @@ with c1:
 with c2:
     fig = fig_kv.bound_map(b_grid, c_grid, bmap.bound, bmap.fits, crossover=cross_line,
                            never_context=t_never, now=(B, T))
-    export.chart(fig, key="kv_bound_map", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="kv_bound_map")
     st.caption("Each cell: the term that sets the step at that batch and context. Dashed: KV read = weight read "
                "(T× = W/(B·kv) — falls as the batch grows). Dotted vertical: past it, KV alone outweighs the matmuls "
                "at any batch. Faded cells, above the grey line: weights + KV do not fit in HBM."
@@ -256,7 +256,7 @@ fig = fig_kv.kv_per_token_bars(
     f"KV bytes per extra token of context, at {kv_dtype}", notes=notes,
     read_per_token=reads if sparse else None, read_label=f"read per context token at T = {tokens(T)} (sparse)",
     refs=refs)
-export.chart(fig, key="kv_models", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="kv_models")
 st.caption(f"KV bytes each extra token of context adds, all layers, at the KV dtype ({kv_dtype}). MLA caches one "
            "compressed latent per layer; GQA shares K/V across query heads; windowed (or chunked) layers stop "
            "growing past their window, so only the full-attention layers count at long context (hover for the "

@@ -28,7 +28,7 @@ from model.economics import (
     recompute_cost,
     request_with_cache,
 )
-from ui import export, fig_tiers, figures
+from ui import export, fig_tiers
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, duration, tokens, usd
@@ -204,7 +204,7 @@ with right:
     fig = fig_tiers.drain_times([label(t) for t in tiers], drain,
                                 [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers],
                                 [LECTURE_DRAIN_S.get(t.medium) for t in tiers])
-    export.chart(fig, key="tiers_drain", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="tiers_drain")
     st.caption("Drain time = capacity ÷ read bandwidth: how long one device takes to read all it holds. Bars: "
                "these devices; diamonds: the lecture's round figures. A bigger device at the same bandwidth drains "
                "slower — today's 15 TB SSDs and 24 TB disks take minutes to a day, not the lecture's ~1 min and ~1 h.")
@@ -259,7 +259,7 @@ fig = fig_tiers.cost_vs_hold(
     now=(hold, best_usd * 1e6, f"{names[k_now]} at {duration(hold)}"),
     ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
     title=f"Holding one token's KV for t, then reading it back ({model.name})")
-export.chart(fig, key="tiers_cost", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="tiers_cost")
 st.caption("Cost per million tokens of keeping a token's KV for the hold time t and reading it back once "
            "(hold = KV bytes ÷ capacity × device $/s × t; read = KV bytes ÷ bandwidth × device $/s; 0 from HBM), "
            "against recomputing it with a prefill (dashed). Shading and the thick line: the cheapest option. "
@@ -331,7 +331,7 @@ fig = fig_tiers.request_vs_hit(HIT_GRID, parts, list_pct, h_now=h_now, total_now
                                list_name=(offer.model or offer.name) if offer is not None else "",
                                title=f"Cost of a request against the hit rate (L = {tokens(L)}, O = "
                                      f"{tokens(out_tokens)}, held {duration(hold)})")
-export.chart(fig, key="tiers_request", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="tiers_request")
 st.caption("Cost of one request as a % of the same request with no cache hits: prefill of the uncached prompt, "
            "holding and reading back the cached prefix, and decode (which caching does not touch) — on the "
            "roofline of this system; dashed: the provider's list price for its model, as a % of its own no-hit price.")

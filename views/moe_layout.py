@@ -17,7 +17,7 @@ import streamlit as st
 
 from model import cluster, decode_step
 from model.roofline import bound_of, combine
-from ui import export, figures
+from ui import export
 from ui.dials import BATCH_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
@@ -259,7 +259,7 @@ def moe_section() -> None:
                            sweep.t_step_s[0], sweep.t_step_s[1], sweep.bound[1], sweep.fits[1], domain=D,
                            g_now=G, t_step_now=float(now.t_step_s), t_comm_now=t_comm,
                            title=f"All-to-all and step time against G (B = {B:g})")
-        export.chart(fig, key="moe_comm_vs_gpus", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="moe_comm_vs_gpus")
         notes = []
         if bw_out and 2 * D <= g_hi:
             i1, i2 = np.searchsorted(g_grid, D), np.searchsorted(g_grid, 2 * D)
@@ -281,8 +281,7 @@ def moe_section() -> None:
     with c2:
         terms = _terms(now, comm=t_comm, weights=t_w_touched if tw else None)
         title = f"Where the step goes at G = {G}" + (", touched experts only" if tw else "")
-        export.chart(breakdown(terms, mode, title), key="moe_breakdown",
-                        config=figures.PLOTLY_CONFIG)
+        export.chart(breakdown(terms, mode, title), key="moe_breakdown")
         st.caption("The step's terms at the current point: the step is the largest side "
                    + ("(matmul phase, then attention phase)." if mode == "per-phase"
                       else "(compute, memory, or communication).")
@@ -309,7 +308,7 @@ def moe_section() -> None:
     with c3:
         fig = experts_touched_vs_batch(b_grid, distinct_b, E, busiest_b, per_gpu, b_now=B, b_even=E / k,
                                        title=f"Share of experts touched in one layer (G = {G})")
-        export.chart(fig, key="moe_experts_touched", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="moe_experts_touched")
         st.caption("Share of routed experts a batch's tokens pick in one layer: over the whole layer (blue, "
                    "E·(1 − (1 − k/E)^B) ÷ E) and on the busiest of the G GPUs (red), which saturates first.")
     with c4:
@@ -317,7 +316,7 @@ def moe_section() -> None:
             touched_b = cluster.touched_weight_bytes_per_gpu(s, b_grid)
             fig = weight_bytes_vs_batch(b_grid, touched_b, s.weight_bytes / G, s.hbm_bandwidth, b_now=B,
                                         touched_now=touched, title=f"Weight bytes the busiest GPU reads (G = {G})")
-            export.chart(fig, key="moe_weight_bytes", config=figures.PLOTLY_CONFIG)
+            export.chart(fig, key="moe_weight_bytes")
             uneven = " Where G does not divide E, the busiest GPU holds more than E/G experts and reads more " \
                      "than W/G at large batch." if E % G and G < E else ""
             st.caption("Weight bytes per GPU per decode step: every weight (W/G, the lecture) against only the "
@@ -379,13 +378,13 @@ def tp_section(dense: bool) -> None:
         fig = tp_vs_gpus(g_grid, t_grid, sweep.t_weights_s[1], sweep.t_step_s[0], sweep.t_step_s[1], sweep.bound[1],
                          sweep.fits[1], domain=D, g_now=G_tp, t_step_now=float(now.t_step_s),
                          title=f"Tensor parallelism against G (B = {B:g})")
-        export.chart(fig, key="tp_vs_gpus", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="tp_vs_gpus")
         st.caption("Time per decode step against the tensor-parallel group size G: the weight fetch per GPU "
                    "(dotted) falls as 1/G, the all-reduce (purple) grows with G; black = the step with it, "
                    "dashed = without it.")
     with c2:
         export.chart(breakdown(_terms(now, comm=t_tp), mode, f"Where the step goes at G = {G_tp}"),
-                        key="tp_breakdown", config=figures.PLOTLY_CONFIG)
+                        key="tp_breakdown")
         st.caption("The step's terms at the current G, with the all-reduce as the communication term.")
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from ui import export, fig_pipeline, figures
+from ui import export, fig_pipeline
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import bytes_, number, seconds, tokens
@@ -133,7 +133,7 @@ with c1:
     fig = fig_pipeline.memory_bars(stages[bar_mask], pm.weight_bytes_per_chip[bar_mask] / 1e9,
                                    pm.kv_bytes_per_chip[bar_mask] / 1e9, hbm_gb=hw.hbm_bytes / 1e9, p_now=P,
                                    title=f"HBM per chip against stages (b = {b:g}, T = {tokens(T)})")
-    export.chart(fig, key="pipeline_memory", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="pipeline_memory")
     st.caption("HBM per chip = weights W/(C·P), which shrink with every stage, plus KV b·kv(T)/C, which does "
                "not move: a stage keeps P micro-batches' KV for 1/P of the layers. 'Even two [stages] is often "
                "enough'; after that the KV dominates.")
@@ -145,7 +145,7 @@ with c2:
     fig = fig_pipeline.latency_vs_stages(stages, pm.latency_s * 1e3, t_step * 1e3, pm.tokens_per_s, p_now=P,
                                          latency_now_ms=lat_now * 1e3, tps_now=tps_now, hop_ms=hop_s * 1e3,
                                          title="Per-token latency and tokens/s against stages")
-    export.chart(fig, key="pipeline_latency", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="pipeline_latency")
     st.caption(f"Per-token latency = the stages one after another (together the whole model's step, "
                f"{seconds(t_step)}) plus one hop per stage; tokens/s of a replica grow with P because it has P "
                f"times the chips — per chip it is {number(tps_now / (C * P))} tok/s at P = {P}"
@@ -172,7 +172,7 @@ with c3:
         fig = fig_pipeline.cut_ratio_vs_layers(layers, curves, now=(lps_now, ratio_now),
                                                title=f"Cut check against layers per stage (k = {k})" if moe
                                                else f"Cut check, illustrated with k = {k} (dense model)")
-        export.chart(fig, key="pipeline_cut", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="pipeline_cut")
         st.caption("Cut ratio = a stage's MoE all-to-all time on scale-up links (2·k activations per token per "
                    "layer: dispatch + combine) ÷ the cut's one activation per token over scale-out; ≥ 1 means the "
                    "cut is not the bottleneck. The lecture: (1/8)·2·8·1 = 2 ≥ 1, so even one layer per rack works.")
@@ -191,7 +191,7 @@ with c4:
              r"\end{aligned}")
     fig = fig_pipeline.bubble_vs_microbatches(m_grid, b_stages, bubble, p_now=P, m_now=m_now, bubble_now=bubble_now,
                                               title=f"Training bubble against micro-batches (P = {P}, for contrast)")
-    export.chart(fig, key="pipeline_bubble", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="pipeline_bubble")
     st.caption("Training bubble = the share of a step a stage sits idle (GPipe/1F1B): the last stages wait at "
                "the start of a batch, the first at the end, until the backward pass. Inference streams P "
                "micro-batches through continuously, so it has none.")

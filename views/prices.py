@@ -14,7 +14,7 @@ import streamlit as st
 
 from model import decode_step, presets, pricing
 from model.specs import DTYPE_BYTES
-from ui import export, fig_prices, figures
+from ui import export, fig_prices
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
@@ -169,7 +169,7 @@ with c2:
         hover=[f"decode MFU ≈ 1/{table.output_input_ratio[j]:.3g} = {100 * table.decode_efficiency[j]:.3g} % "
                f"of prefill · ${table.output_usd_per_mtok[j]:g} / ${table.input_usd_per_mtok[j]:g} per Mtok"
                for j in order])
-    export.chart(fig, key="prices_ratio", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="prices_ratio")
     st.caption("Output ÷ input list price per million tokens, each preset at its date (label); decode "
                "efficiency relative to prefill ≈ 1 ÷ this ratio. Green band: the lecture's 3–5×.")
 
@@ -272,7 +272,7 @@ else:
             crossovers=[(T_x, 1.0, f"implied crossover {tokens(T_x)}", fig_prices.KV_COLOR),
                         (T_arch, 1.0, f"architecture crossover {tokens(T_arch)}", fig_prices.ARCH_COLOR)],
             title=f"Cost per token against context ({label(tier)})")
-        export.chart(fig, key="prices_context", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="prices_context")
         st.caption(f"Roofline cost per token at large batch ÷ its short-context value: max(1, f·T·kv·(F/bw) ÷ 2Na), "
                    f"flat while compute-bound, linear once the KV read dominates; with the architecture's "
                    f"{bytes_(kv_arch)} the crossover is at {tokens(T_arch)} tokens (dials: Na = {number(Na)}, F/bw = "
@@ -332,7 +332,7 @@ with c2:
         ref=(pricing.LECTURE_CACHE_DISCOUNT, "lecture: ~10×"),
         hover=[f"${table.input_usd_per_mtok[j]:g} fresh / ${table.cache_read_usd_per_mtok[j]:g} cached per Mtok"
                for j in order])
-    export.chart(fig, key="prices_cache", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="prices_cache")
     st.caption("Discount = fresh input price ÷ cache-hit (cached input) price per million tokens, each preset at "
                "its date; presets with no cache-hit price are left out. Dashed: the lecture's ~10×.")
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
-from ui import export, fig_reality, figures
+from ui import export, fig_reality
 from ui.dials import choice_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import number, tokens
@@ -184,7 +184,7 @@ else:
                                    tps_unlimited=None if unl is None else unl["tokens_per_s_per_chip"],
                                    real_label=f"at the fitted MFU {fit.mfu:.2f}, BWU {fit.bwu:.2f}",
                                    title="This setup's bound and its measurements")
-        export.chart(fig, key="reality_frontier", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="reality_frontier")
         st.caption("The most output tokens/s per GPU the roofline allows at each speed per user u: B*(u)·u/C with the "
                    "largest batch B* whose step t(B) ≤ a/u and whose KV fits in HBM (left of the knee the HBM cap "
                    "binds; grey: what unlimited HBM would allow). Dashed red: the same setup at the efficiency fitted "
@@ -193,7 +193,7 @@ else:
         groups = [items[kk].publisher for kk in keys]
         names = [items[kk].name for kk in keys]
         fig = fig_reality.efficiency_strip(groups, names, c.efficiency, mask, i)
-        export.chart(fig, key="reality_strip", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="reality_strip")
         med = float(np.median(c.efficiency[mask]))
         st.caption(f"Every measurement's measured ÷ ideal bound at its own speed (or the frontier's top when no speed "
                    f"was published). Coloured: the {int(mask.sum())} selected; grey: the rest. Median of the "

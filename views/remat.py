@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from model import remat
-from ui import export, fig_remat, figures
+from ui import export, fig_remat
 from ui.dials import choice_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_remat import Line
@@ -105,7 +105,7 @@ st.markdown(f"**The trade** ([02:04:02]({VIDEO})): backpropagation needs each la
             f"b = {mb:g}, t = {tp:g}:")
 
 # ---------------------------------------------------------------- the Feistel step
-export.chart(fig_remat.feistel_diagram(), key="rm_feistel", config=figures.PLOTLY_CONFIG)
+export.chart(fig_remat.feistel_diagram(), key="rm_feistel")
 c1, c2 = st.columns([1, 1.6])
 with c1:
     st.latex(r"\text{forward:}\quad (x,\ y)\ \mapsto\ (y + f(x),\ x)")
@@ -149,7 +149,7 @@ lines = [Line(k, names[k], v[:-1] / 1e9) for k, v in sweep.by_key().items()]
 fig = fig_remat.memory_vs_depth(depth, lines, l_now=L, now_values=[mem_now[k] / 1e9 for k in names],
                                 hbm_gb=M / 1e9, title=f"Activation memory against depth (s = {tokens(seq)}, "
                                                       f"b = {mb:g}, t = {tp:g})")
-export.chart(fig, key="rm_depth", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="rm_depth")
 st.caption("Peak activation memory per chip for L layers of this model's width: storing everything grows like "
            "L, checkpointing every layer's input like L with a slope of x instead of A, √L checkpoints like √L, "
            f"and RevNet not at all. Here A = {A / x:.3g}·x, so √L checkpoints keep less than per-layer ones "
@@ -160,7 +160,7 @@ parts = {"forward": np.full(4, t_fwd), "backward": np.full(4, 2 * t_fwd),
          "recompute": np.array([t_step[k] - 3 * t_fwd for k in keys])}
 fig = fig_remat.trade_bars([names[k] for k in keys], keys, np.array([mem_now[k] for k in keys]) / 1e9, parts,
                            hbm_gb=M / 1e9, title=f"What each strategy costs at L = {L:g}: memory against time")
-export.chart(fig, key="rm_trade", config=figures.PLOTLY_CONFIG)
+export.chart(fig, key="rm_trade")
 st.caption(f"Left: peak activation memory per chip. Right: one training step on t = {tp:g} chip(s) at {hw.name}'s "
            f"{s.precision.compute} FLOP/s (ideal): forward, backward (twice the forward) and the recomputed forward. "
            "Every rematerialising strategy pays the same one extra forward; they differ in how much memory it buys.")

@@ -164,7 +164,7 @@ with c1:
     fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Latency per token against scale-up size", unit="ms",
                                      y_title="time per token [ms]", now=(C, t_step * 1e3, now_label),
                                      marks=gen_marks)
-    export.chart(fig, key="scaleup_latency", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="scaleup_latency")
     st.caption(f"Latency floor = all weights read once over the domain's bandwidth, W/(C·bw): it halves every time "
                f"C doubles. Every term of the step scales as 1/C, so the bound ({bound_now}) does not change with "
                "C; grey: weights + KV do not fit. Communication (MoE all-to-all) is not charged here."
@@ -179,7 +179,7 @@ with c2:
     fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Cost per million tokens against scale-up size",
                                      unit="$/Mtok", y_title="cost [$ per million tokens]",
                                      now=(C, usd_now, now_label), marks=gen_marks)
-    export.chart(fig, key="scaleup_cost", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="scaleup_cost")
     st.caption("Cost per token = C chips × price × step ÷ B: at a fixed batch C cancels (C× the chips for 1/C "
                "of the time), so a bigger domain buys speed, not cheaper tokens"
                + (" — until the extra HBM holds a bigger batch (blue): then the weight fetch is shared by more "
@@ -202,7 +202,7 @@ with c3:
                                      hline=(model.total_params / 1e9,
                                             f"{model.name}: {number(model.total_params)}"), y_format=",.4g",
                                      y_ticks=PARAM_TICKS)
-    export.chart(fig, key="scaleup_largest", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="scaleup_largest")
     st.caption(f"Largest model = HBM left after the KV cache, C·M − B·kv(T), over {bpp:g} bytes per parameter "
                f"({s.precision.weights} weights). Where the black line is above the red one, {model.name} fits. "
                "The lecture: a Blackwell rack's 10–20 TB holds a 5T model plus KV.")
@@ -232,7 +232,7 @@ with c4:
     ]
     fig = fig_scaleup.compare_bars(opts, panels, colors=COMPARE_COLORS,
                                    title=f"×{sx} chips: more pipeline stages or a bigger domain?")
-    export.chart(fig, key="scaleup_compare", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="scaleup_compare")
     st.caption(f"Same chips (C·{sx} = {C_big:g}) and the same {sx * B:g} sequences in flight both ways: {sx} "
                f"micro-batches of {B:g} through the stages, or one batch of {sx * B:g}. Stages add capacity; they run "
                "one after another, so a token still waits for all weights over one stage's bandwidth. The bigger "

@@ -161,13 +161,13 @@ with c1:
         np.array([np.nan, c_each, float(pc.rl_flops), float(pc.inference_flops)]),
         [PHASE_COLORS[k] for k in ("chinchilla", "pretrain", "rl", "inference")],
         title=f"Tokens per phase at equal costs (N_active = {number(na)})")
-    export.chart(fig, key="training_tokens", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="training_tokens")
     st.caption("Tokens each phase processes when pretraining, RL and inference cost the same FLOPs (log scale); "
                "the grey bar is Chinchilla's compute-optimal 20 tokens per parameter, for scale.")
 with c2:
     fig = fig_training.overtrain_vs_rate(rates, ot.overtrain_factor, na_lines, na_now=na, now=(rate, factor),
                                          title=f"Over-training against traffic ({days:g} d, {models:g} models)")
-    export.chart(fig, key="training_factor", config=figures.PLOTLY_CONFIG)
+    export.chart(fig, key="training_factor")
     st.caption("Over-training factor = equal-cost pretraining tokens ÷ Chinchilla's 20·N_active, against the "
                "lab's global inference tokens/s: it grows in proportion to the traffic and falls with model size.")
 
@@ -271,7 +271,7 @@ def beyond_the_heuristic() -> None:
                   ("20 tokens per param", n_rule, tot_rule, PHASE_COLORS["rl"], "triangle-up")]
         fig = fig_training.cost_vs_size(grid, sq.pretrain_flops[:g], sq.inference_flops[:g], sq.total_flops[:g],
                                         points=points, title=f"Cost of loss {target:.4g} against model size")
-        export.chart(fig, key="training_cost", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="training_cost")
         st.caption("Compute to reach the target loss and then serve D_inf tokens, for each model size N (log–log; "
                    "FLOPs at training efficiency, inference × its inefficiency). Smaller models need more tokens; "
                    "bigger ones cost more per token served.")
@@ -279,7 +279,7 @@ def beyond_the_heuristic() -> None:
         fig = fig_training.split_vs_volume(d_grid, opt_v.pretrain_flops / opt_v.total_flops, exc_v,
                                            under_below=under_below, now=(d_inf, share, excess if not under else np.nan),
                                            title=f"Where the equal split is right (loss {target:.4g})")
-        export.chart(fig, key="training_split", config=figures.PLOTLY_CONFIG)
+        export.chart(fig, key="training_split")
         st.caption("At the cost-optimal size, pretraining's share of pretraining + inference compute (left) and how "
                    "much more the equal-cost heuristic spends (right), against the tokens the model will serve.")
 
