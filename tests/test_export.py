@@ -57,8 +57,7 @@ def test_every_chart_on_a_page_has_a_csv_button_and_the_chosen_image_format(page
     assert_clean(at)
     n = len(charts(at))
     assert n >= 1
-    buttons = [b for b in at.get("download_button") if b.proto.label == "⬇ CSV" and b.key.endswith("__csv")
-               and not b.key.endswith("table__csv")]
+    buttons = [b for b in at.get("download_button") if b.key.endswith(export.CSV_SUFFIX)]
     assert len(buttons) == n
     for el in at.get("plotly_chart"):
         assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config

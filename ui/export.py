@@ -19,6 +19,7 @@ from .figures import PLOTLY_CONFIG
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
+CSV_SUFFIX = "__chart_csv"      # the key of a chart's CSV button: the chart's key + this
 
 
 def image_config(fmt: str, filename: str) -> dict[str, Any]:
@@ -92,6 +93,6 @@ def chart(fig: go.Figure, *, key: str, config: dict[str, Any] | None = None, **k
     cfg = {**(config or {}), **image_config(fmt, key)}      # image_config holds PLOTLY_CONFIG
     st.plotly_chart(fig, key=key, config=cfg, **kwargs)
     st.download_button("⬇ CSV", data=lambda: figure_csv(fig), file_name=f"{key}.csv", mime="text/csv",
-                       key=f"{key}__csv", on_click="ignore",
+                       key=f"{key}{CSV_SUFFIX}", on_click="ignore",
                        help="This chart's plotted points (trace, x, y) as CSV. The camera in the chart's "
                             "toolbar saves the image (format: sidebar → Export).")
