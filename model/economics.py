@@ -299,12 +299,6 @@ def cheapest_envelope(costs: TierCosts) -> Envelope:
     return Envelope(tuple(order), tuple(switch))
 
 
-def cheapest_at(costs: TierCosts, i_time: int | tuple = ()) -> tuple[str, float]:
-    """Name and per-token cost [USD] of the cheapest option at one hold time of `costs`."""
-    k = int(costs.cheapest[i_time])
-    return costs.names[k], float(costs.cheapest_usd[i_time])
-
-
 @dataclass(frozen=True)
 class CachedRequest:
     usd_prefill: np.ndarray   # the uncached part of the prompt (and reading the cached prefix from HBM)

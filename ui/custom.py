@@ -139,11 +139,3 @@ def decode(kind: str, text: str) -> tuple[str, Any]:
     meta.update({k: USER_SOURCE for k in changed if k != "name" and k not in meta})
     object.__setattr__(spec, "meta", meta)
     return base, spec
-
-
-def is_valid(kind: str, text: str) -> bool:
-    try:
-        decode(kind, text)
-    except ValueError:
-        return False
-    return True
