@@ -81,7 +81,7 @@ def test_implied_kv_bytes_of_the_gemini_tier():
     m = metrics(at)
     assert m[IMPLIED] == f"{implied:,.0f} B" == "3,386 B"
     assert m["= elements at bf16"] == f"{implied / 2:,.0f}"
-    assert m["Lecture's architecture check"] == "2,048 elements"
+    assert m["Lecture's architecture [elements]"] == "2,048"
     text = " ".join(x.value for x in at.markdown) + " ".join(x.value for x in at.caption)
     assert "2026-03" in text and "deploybase.ai" in text          # the price's date and source
     assert "bytes at the compute dtype" in text

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import BOUND_COLORS, BOUND_LABELS, GREY, NOW_MARKER, fit_curve, shade_bounds
-from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
+from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 TIER_COLOR = "#7F3C8D"
 KIND_COLORS = {"MLA": "#4C78A8", "GQA": "#F58518", "MHA": "#E45756", "MQA": "#72B7B2",
@@ -86,7 +86,7 @@ def cost_vs_context(context: np.ndarray, usd: np.ndarray, fits: np.ndarray, boun
         mark(spec, tier.threshold, "↑ list price steps up", TIER_COLOR, y=0.04, dash="dot", side="right")
     spec.layout = base_layout(title,
                               xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))],
-                                         **DECADES),
+                                         **COUNT_DECADES),
                               yaxis=axis("cost [$ per million output tokens]",
                                          **decades_if_wide(usd, usd_now, *(() if ideal is None else (ideal,)))))
     return spec.figure()

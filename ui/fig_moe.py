@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import NOW_MARKER, TERM_COLORS, fit_curve, shade_bounds, step_breakdown
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout
 
 DOMAIN_COLOR = "#D62728"
 SCALEUP_COLOR = "#B279A2"
@@ -89,7 +89,8 @@ def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate=f"current G = {g_now:,.0f}: step %{{y:.4g}} ms, t_comm {t_comm_now * ms:.4g} ms"
                                "<extra></extra>")
-    spec.layout = base_layout(title, xaxis=axis("GPUs the expert layer spans, G (chips)", range=_log_range(g)),
+    spec.layout = base_layout(title, xaxis=axis("GPUs the expert layer spans, G (chips)", range=_log_range(g),
+                                                    **COUNT_DECADES),
                               yaxis=axis("time per step [ms]"))
     return spec.figure()
 
@@ -123,7 +124,7 @@ def experts_touched_vs_batch(batch: np.ndarray, distinct: np.ndarray, n_experts:
         spec.label(b_even, 0.5, f"B = E/k = {b_even:,.4g}:<br>one token per expert<br>on average",
                    xanchor="left", xshift=4, align="left", font={"size": FONT_SIZE - 4, "color": "#555"},
                    bgcolor="rgba(255,255,255,0.8)")
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"),
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
                               yaxis=axis("experts touched [% of those held]", log=False, range=[0, 105]))
     return spec.figure()
 
@@ -150,7 +151,7 @@ def weight_bytes_vs_batch(batch: np.ndarray, touched_bytes: np.ndarray, all_byte
                  hovertemplate=f"current B: %{{y:.4g}} GB → {touched_now / hbm_bandwidth * 1e3:.3g} ms"
                                "<extra></extra>")
     top = max(float(np.nanmax(t)), all_bytes) * gb
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)"),
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
                               yaxis=axis("weight bytes read per GPU per step [GB]", log=False, range=[0, 1.08 * top]))
     return spec.figure()
 
@@ -182,6 +183,6 @@ def tp_vs_gpus(gpus: np.ndarray, t_allreduce: np.ndarray, t_weights: np.ndarray,
               hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate="current G: %{y:.4g} ms<extra></extra>")
-    spec.layout = base_layout(title, xaxis=axis("tensor-parallel GPUs G (chips)", range=_log_range(g)),
+    spec.layout = base_layout(title, xaxis=axis("tensor-parallel GPUs G (chips)", range=_log_range(g), **COUNT_DECADES),
                               yaxis=axis("time per step [ms]"))
     return spec.figure()

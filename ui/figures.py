@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .plot import DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
+from .plot import COUNT_DECADES, DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
                 "attention": "#E45756"}
@@ -109,7 +109,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     if b_star is not None and np.isfinite(b_star):
         vline(spec, b_star, f"B* = {b_star:,.0f}")
     y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **DECADES),
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
                               yaxis=axis(y_title, **y_ticks))
     return spec.figure()
 

@@ -115,6 +115,9 @@ DECADES = {"dtick": 1, "tickformat": ",~g", "minor": {"showgrid": True, "gridcol
 """Log-axis ticks at powers of ten only, with unlabelled minor grid lines: for axes known to span
 several decades (batch 1…65,536, context 1k…10M).  Fewer labels read better on a projector, and
 draw faster (a chart is redrawn from scratch on every dial move)."""
+COUNT_DECADES = {**DECADES, "tickformat": "~s"}
+"""DECADES labelled 1, 10, 100, 1k … 10M: for counts (batch, context tokens), whose ",~g" labels turn
+into 1e+6 past a million."""
 
 
 def decades_if_wide(*values: Any, min_decades: float = 2.0) -> dict[str, Any]:

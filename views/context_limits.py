@@ -68,7 +68,7 @@ st.title("Context limits: why context stalled near 100–200k")
 st.caption(system_caption(view))
 show_view_notes(view)
 st.page_link("views/kv_cache.py", label="The KV-cache page has the batch × context bound map, KV bytes model by "
-             "model and what a long-context price tier implies →", icon="🔗")
+             "model and what a long-context price tier implies →", icon=":material/link:")
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("cx_f", F_OPTIONS, 0.1, PAGE))

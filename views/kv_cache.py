@@ -211,7 +211,7 @@ else:
                      f"F = {F:.3g} FLOP/s ({s.hardware.name}, {cd}), bw = {bw:.3g} B/s.")
     p[1].metric(f"= elements at {cd}", f"{implied / el_bytes:,.0f}",
                 help=f"{el_bytes:g} byte(s) per {cd} element.")
-    p[2].metric("Lecture's architecture check", f"{LECTURE_ARCH_ELEMENTS:,} elements",
+    p[2].metric("Lecture's architecture [elements]", f"{LECTURE_ARCH_ELEMENTS:,}",
                 help="One unique KV layer (shared across layers, Character.AI/Gemma style) × 2 (K and V) × d_head 128 "
                      "× 8 KV heads = 2,048 — '2 KB' at 1 byte per element.")
     p[3].metric(f"{s.model.name} stores", f"{bytes_(kv_tok)}/token",

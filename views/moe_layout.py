@@ -98,8 +98,9 @@ def _tex_s(t: float) -> str:
     return tex_num(t * 1e3, "ms") if 1e-3 <= t < 1 else tex_num(t, "s")
 
 
-def _metric_row(items: list[tuple]) -> None:
-    cs = st.columns(len(items))
+def _metric_row(items: list[tuple], per_row: int = 4) -> None:
+    """Metrics, at most `per_row` to a row (more truncate their labels and values on a laptop)."""
+    cs = [c for i in range(0, len(items), per_row) for c in st.columns(per_row)]
     for c, item in zip(cs, items):
         label, value, *rest = item
         c.metric(label, value, **(rest[0] if rest else {}))

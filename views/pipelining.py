@@ -187,10 +187,10 @@ with c3:
 with c4:
     st.latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
              rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
-             rf"\text{{bubble}}_{{inference}} &= 0\quad(P = {P}\text{{ micro-batches of }}b = {b:g}\text{{ in flight}})"
-             r"\end{aligned}")
+             r"\text{bubble}_{inference} &= 0\end{aligned}")
+    st.caption(f"Inference has no bubble: P = {P} micro-batches of b = {b:g} are always in flight.")
     fig = fig_pipeline.bubble_vs_microbatches(m_grid, b_stages, bubble, p_now=P, m_now=m_now, bubble_now=bubble_now,
-                                              title=f"Training bubble against micro-batches (P = {P}, for contrast)")
+                                              title=f"Training bubble against micro-batches (P = {P})")
     export.chart(fig, key="pipeline_bubble")
     st.caption("Training bubble = the share of a step a stage sits idle (GPipe/1F1B): the last stages wait at "
                "the start of a batch, the first at the end, until the backward pass. Inference streams P "
