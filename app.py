@@ -6,6 +6,7 @@ folder-discovery mode at start-up, and the first deep link (/kv-cache) would sho
 """
 
 import logging
+import os
 
 import streamlit as st
 
@@ -40,22 +41,46 @@ PAGES = {
     ],
 }
 
-dials.begin_run()
 page = st.navigation(PAGES, position="top")
-notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
-try:
-    render_sidebar()
-    page.run()
-except Exception as exc:  # never a traceback in front of a user; the dials stay usable
-    logging.getLogger("roofline").exception("page failed")
-    st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
-             "Change a dial or open the page without URL parameters.")
-dials.note_unknown_page_keys()
-with notice_box:
-    dials.show_notices()
-dials.write_url()
+render_sidebar()          # a sidebar dial reruns the whole app: new View, then the page
+# Test hook (tests/test_browser_fragment.py): count full runs and page-fragment runs on screen.
+TRACE_RUNS = os.environ.get("ROOFLINE_TRACE_RUNS") == "1"
+if TRACE_RUNS:
+    st.session_state["_full_runs"] = st.session_state.get("_full_runs", 0) + 1
+    st.sidebar.caption(f"full runs: {st.session_state['_full_runs']}")
+
+
+@st.fragment
+def page_body() -> None:
+    """The page, its URL notices and the URL write-back.  A fragment: a page's own dial reruns only
+    this (the sidebar and its View are kept from the last full run), which is most of a move's cost
+    saved.  Widgets must be drawn inside the fragment, so the notices box (with its Dismiss button)
+    is here too, above the page."""
+    dials.begin_run()
+    if TRACE_RUNS:
+        st.session_state["_page_runs"] = st.session_state.get("_page_runs", 0) + 1
+        st.caption(f"page runs: {st.session_state['_page_runs']}")
+    notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
+    # StreamlitPage.run() allows one call per run of app.py; a fragment rerun runs the page once more
+    # without app.py, so re-arm it (Streamlit 1.67 keeps that flag in `_can_be_called`;
+    # tests/test_browser_fragment.py fails if a later version changes this).
+    page._can_be_called = True
+    try:
+        page.run()
+    except Exception as exc:  # never a traceback in front of a user; the dials stay usable
+        logging.getLogger("roofline").exception("page failed")
+        st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
+                 "Change a dial or open the page without URL parameters.")
+    dials.note_unknown_page_keys()
+    with notice_box:
+        dials.show_notices()
+    dials.write_url()
+    share.code(dials.share_link(), language=None)
+
+
 with st.sidebar:
     st.divider()
     st.caption("Share this view: the address bar holds every dial. "
                "Copy it, or use the copy button below.")
-    st.code(dials.share_link(), language=None)
+    share = st.empty()    # the link, refreshed by the page fragment (a page dial changes it too)
+page_body()

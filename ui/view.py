@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -205,6 +206,19 @@ def show_view_notes(view: View) -> None:
         with st.expander(f"⚠ {len(view.uncertain)} uncertain preset figure(s) feed these numbers"):
             for u in view.uncertain:
                 st.markdown(f"- {u}")
+
+
+def page_header(title: str, view: View | None = None, *, hide_warnings: str | None = None) -> View:
+    """The skeleton every page opens with: its title, the system it shows, and the notes about the dials
+    (warnings, uncertain preset figures).  `hide_warnings`: drop warnings containing this text (a page
+    that answers that warning itself).  The URL notices are drawn by app.py around the page."""
+    view = view if view is not None else current_view()
+    st.title(title)
+    st.caption(system_caption(view))
+    if hide_warnings:
+        view = dataclasses.replace(view, warnings=tuple(w for w in view.warnings if hide_warnings not in w))
+    show_view_notes(view)
+    return view
 
 
 def system_caption(view: View) -> str:

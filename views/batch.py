@@ -8,16 +8,14 @@ from ui import export, figures
 from ui.dials import BATCH_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, seconds, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 view = current_view()
 s, B, T = view.system, view.batch, view.context
 C, F, bw = view.chips, s.flops, s.hbm_bandwidth
 price = s.hardware.price_usd_per_hour
 
-st.title("Why tokens cost what they cost")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Why tokens cost what they cost", view)
 
 # One vectorised call per chart: the whole batch sweep, then the current point.
 grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))

@@ -21,7 +21,7 @@ from ui.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import tex_int, tex_num
 from ui.fig_compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
 from ui.format import number, seconds, tokens, usd
-from ui.view import current_view, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("compare",)
 T_MIN, T_MAX = 512.0, 10_000_000.0            # the context chart: the sidebar's context options and a margin
@@ -32,8 +32,7 @@ view = current_view()
 B, T = view.batch, view.context
 dep = view.system.deployment
 
-st.title("Compare configurations")
-st.caption(system_caption(view))
+page_header("Compare configurations", view)
 
 
 # ---------------------------------------------------------------- page dials: one URL parameter per pinned config

@@ -28,7 +28,7 @@ from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_context import Curve, Series
 from ui.format import bytes_, number, seconds, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("context",)
 F_OPTIONS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
@@ -64,9 +64,7 @@ hw, model = s.hardware, s.model
 F, bw, W, Na = s.flops, s.hbm_bandwidth, s.weight_bytes, model.active_params
 ss = st.session_state
 
-st.title("Context limits: why context stalled near 100–200k")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Context limits: why context stalled near 100–200k", view)
 st.page_link("views/kv_cache.py", label="The KV-cache page has the batch × context bound map, KV bytes model by "
              "model and what a long-context price tier implies →", icon=":material/link:")
 

@@ -17,7 +17,7 @@ from model import presets
 from model.presets import MAX_FILE_BYTES, PresetError
 from ui import custom, dials
 from ui.format import number
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 # Display scale of each numeric field: (factor from SI, unit shown).  Others are shown as stored.
 SCALE = {
@@ -47,9 +47,7 @@ URL_KEY = {"hardware": "xhw", "model": "xm"}
 ss = st.session_state
 
 view = current_view()
-st.title("Custom chips and models")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Custom chips and models", view)
 st.markdown("Start from a preset, change any figure, and **use it**: the sidebar's chip or model becomes "
             "*Custom* on every page, and the address bar carries it, so a shared link shows the same charts. "
             "Or download it as a preset file, and upload one (YAML or JSON, "

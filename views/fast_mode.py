@@ -16,7 +16,7 @@ from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
 from ui.format import bytes_, number, seconds, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("fast-mode",)
 DEFAULT_OFFER = "claude-opus-4.6"   # the lecture's "6× the price for 2.5× the speed" (§2.4)
@@ -26,9 +26,7 @@ s, T, C = view.system, view.context, view.chips
 F, bw = s.flops, s.hbm_bandwidth
 mode = s.deployment.mode
 
-st.title("Fast mode: buying speed with price")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Fast mode: buying speed with price", view)
 
 # ---------------------------------------------------------------- the page's dials (URL-backed)
 offers = {k: p for k, p in presets.price_presets().items()

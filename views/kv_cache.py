@@ -10,7 +10,7 @@ from ui import dials, export, fig_kv, figures
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("kv-cache",)
 T_MIN, T_MAX = 128.0, 10_000_000.0          # the context range every chart covers
@@ -22,9 +22,7 @@ base, B, T = view.system, view.batch, view.context
 offers = presets.price_presets()
 tier_keys = [k for k, o in offers.items() if o.long_context_threshold_tokens]
 
-st.title("KV cache: why long context costs more")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("KV cache: why long context costs more", view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 d_sa = dials.page_dial(dials.choice_dial("sa", ["dense", "sqrt"], "dense", PAGE))

@@ -32,7 +32,7 @@ from ui import export, fig_tiers
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, duration, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("memory-tiers",)
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"      # 01:32:52, deducing memory costs from API pricing
@@ -77,9 +77,7 @@ s, B, T = view.system, view.batch, view.context
 hw, model = s.hardware, s.model
 ss = st.session_state
 
-st.title("Memory tiers: where a prompt cache lives")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Memory tiers: where a prompt cache lives", view)
 
 # ---------------------------------------------------------------- the tiers: HBM from the chip, the rest from presets
 preset_tiers = presets.load("tier")

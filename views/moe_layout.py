@@ -10,8 +10,6 @@ lecture's "all weights every step"), and, for dense models, the tensor-parallel 
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import streamlit as st
 
@@ -22,7 +20,7 @@ from ui.dials import BATCH_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
 from ui.format import bytes_, number, seconds
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("moe",)
 G_OPTIONS = ["C", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 512, 576, 1024]
@@ -53,10 +51,8 @@ mode = s0.deployment.mode
 ss = st.session_state
 is_moe = bool(m0.is_moe and m0.d_model is not None)
 
-st.title("MoE layout: one rack bounds an expert layer")
-st.caption(system_caption(view))
 # The sidebar warns that C past the domain is not charged; on this page the scale-out share is charged.
-show_view_notes(dataclasses.replace(view, warnings=tuple(w for w in view.warnings if "does not charge" not in w)))
+page_header("MoE layout: one rack bounds an expert layer", view, hide_warnings="does not charge")
 
 # ---------------------------------------------------------------- dials
 C_now = int(view.chips)

@@ -13,7 +13,7 @@ from ui import export, fig_pipeline
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import bytes_, number, seconds, tokens
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("pipeline",)
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]               # pipeline stages offered (and the latency chart's x)
@@ -37,9 +37,7 @@ C = float(view.chips)
 hw, model = s.hardware, s.model
 ss = st.session_state
 
-st.title("Pipelining: capacity, not bandwidth")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Pipelining: capacity, not bandwidth", view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("p", P_OPTIONS, 4, PAGE))

@@ -18,7 +18,7 @@ from ui import export, fig_prices
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("prices",)
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"     # 01:32:52, deducing memory costs from API pricing
@@ -37,9 +37,7 @@ view = current_view()
 s = view.system
 ss = st.session_state
 
-st.title("Prices decoded: what API prices reveal")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Prices decoded: what API prices reveal", view)
 
 offers = presets.price_presets()
 tiered = {k: p for k, p in offers.items() if p.long_context_threshold_tokens is not None}

@@ -19,7 +19,7 @@ from ui import export, fig_reality
 from ui.dials import choice_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import number, tokens
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("reality",)
 ALL = "all"
@@ -64,9 +64,7 @@ def _speed(x: float) -> str:
 
 view = current_view()
 ss = st.session_state
-st.title("Reality check: measured serving vs the roofline")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Reality check: measured serving vs the roofline", view)
 st.caption("This page draws each measurement's own setup, not the sidebar's; the sidebar receives the fitted "
            "efficiency when you apply it below.")
 

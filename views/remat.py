@@ -18,7 +18,7 @@ from ui.dials import choice_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_remat import Line
 from ui.format import bytes_, number, seconds, tokens
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("remat",)
 SEQ_OPTIONS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -38,9 +38,7 @@ s, T = view.system, view.context
 hw, model = s.hardware, s.model
 ss = st.session_state
 
-st.title("Rematerialisation: spend compute to save memory")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Rematerialisation: spend compute to save memory", view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("rm_seq", SEQ_OPTIONS, 4096, PAGE))

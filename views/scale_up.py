@@ -16,7 +16,7 @@ from ui.dials import BATCH_OPTIONS, choice_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("scale-up",)
 SX_OPTIONS = [2, 4, 8]
@@ -52,9 +52,7 @@ D = int(hw.scaleup_domain_chips)
 price = hw.price_usd_per_hour
 ss = st.session_state
 
-st.title("Scale-up domain: bigger racks buy bandwidth")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Scale-up domain: bigger racks buy bandwidth", view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("su", SU_OPTIONS, "B", PAGE))

@@ -30,7 +30,7 @@ from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
 from ui.format import number
-from ui.view import current_view, show_view_notes, system_caption
+from ui.view import current_view, page_header
 
 PAGE = ("training",)
 C_PRE, C_INF, CHIN_PER_PARAM = 6.0, 2.0, 20.0     # the lecture's 6ND and 2ND; Hoffmann et al.'s 20 tokens/param
@@ -66,9 +66,7 @@ view = current_view()
 s = view.system
 ss = st.session_state
 
-st.title("Training tokens: over-training pays")
-st.caption(system_caption(view))
-show_view_notes(view)
+page_header("Training tokens: over-training pays", view)
 st.markdown("A model that will serve many tokens should be **smaller and trained on far more tokens** than "
             "Chinchilla's 20 per parameter. The lecture's rule (§2.11, 01:18:59): a sum of a rising and a falling "
             "cost is least roughly where they are equal, so spend the same compute on pretraining, RL and "
