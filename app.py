@@ -15,9 +15,19 @@ from ui.view import render_sidebar
 
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 
+BATCH = st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch")
+
+
+def home() -> None:
+    """`/` opens the Batch page at its own address (/batch), keeping the link's parameters: Streamlit
+    serves its default page only at `/`, so the first page gets a path that a link can name."""
+    st.switch_page(BATCH, query_params=st.query_params.to_dict())
+
+
 PAGES = {
     "Serving": [
-        st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch", default=True),
+        st.Page(home, title="Home", url_path="home", default=True, visibility="hidden"),
+        BATCH,
         st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
         st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
         st.Page("views/context_limits.py", title="Context limits: why context stalled", url_path="context"),

@@ -33,6 +33,8 @@ BATCH_OPTIONS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 38
 CONTEXT_OPTIONS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 200_000, 262_144, 524_288,
                    1_048_576, 2_097_152, 4_194_304, 10_000_000]
 CHIP_OPTIONS = ["auto", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 576]
+# Sparsity (total/active parameters) in log steps, and "preset" (None): the model's own figure.
+SPARSITY_OPTIONS = [1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 CUSTOM = "custom"   # the chip/model choice that reads its spec from the xhw / xm URL parameter
 CHIP_MARKS = {8: "Hopper HGX", 72: "Blackwell NVL72", 144: "Rubin Ultra (144 packages)",
               576: "576 = Rubin Ultra dies, counted here as chips"}
@@ -127,6 +129,52 @@ class Registry:
 REGISTRY = Registry()
 
 
+# ---------------------------------------------------------------- defaults, and the links made before them
+# The first screen tells the lecture's story: a Blackwell NVL72 rack serving a DeepSeek-class sparse MoE
+# at fp8, at a batch and context where the balance batch B* exists (B* = F/bw × sparsity × bytes/2 =
+# 625 × 18.1 × 1/2 ≈ 5,700 with KV ignored; ≈ 14,000 with the KV of T = 2,048 tokens).
+DEFAULTS = {"chip": "gb200", "model": "deepseek-v3", "w": "fp8", "kv": "fp8", "cd": "fp8",
+            "b": 4096, "ctx": 2048, "c": 72}
+# A link names only its non-default dials, so a link made under older defaults means those defaults for
+# every dial it leaves out.  Links carry `v` (URL_VERSION) from version 2 on; a link with parameters and
+# no `v` is version 1.  LEGACY_DEFAULTS[n]: the defaults of version n that differ from today's.
+URL_VERSION = 2
+VERSION_KEY = "v"
+LEGACY_DEFAULTS: dict[int, dict[str, Any]] = {
+    1: {"chip": "h100", "model": "llama-3.1-70b", "w": "bf16", "kv": "bf16", "cd": "bf16",
+        "b": 64, "ctx": 8192, "c": "auto"},
+}
+# "The lecture's round numbers" (sidebar button): the lecture GPU (F/bw = 300 at bf16) and the lecture's
+# DeepSeek (sparsity 8), bf16 weights and FLOP/s: B* = 300 × 8 × 2/2 = 2,400.
+LECTURE_SETTING = {"chip": "lecture-gpu", "model": "lecture-deepseek", "w": "bf16", "kv": "bf16", "cd": "bf16",
+                   "sp": None, "price": None, "c": 72}
+
+
+def _default(key: str, options: list[Any]) -> Any:
+    d = DEFAULTS[key]
+    return d if d in options else options[0]
+
+
+def link_version() -> int:
+    """The dial-defaults version the current URL was written under (see LEGACY_DEFAULTS)."""
+    raw = _raw(VERSION_KEY)
+    if raw is not None:
+        try:
+            v = int(raw)
+            if 1 <= v <= URL_VERSION:
+                return v
+        except ValueError:
+            pass
+        _note(f"URL parameter 'v' = {md_code(repr(raw[:MAX_PARAM_CHARS]))} is not a link version this app "
+              f"knows (1 to {URL_VERSION}); reading the link with today's defaults")
+        return URL_VERSION
+    try:
+        has_params = len(list(st.query_params.keys())) > 0
+    except Exception:
+        has_params = False
+    return 1 if has_params else URL_VERSION
+
+
 def sidebar_dials() -> list[Dial]:
     """The shared dials (their options come from the presets)."""
     chips = list(presets.hardware_presets())
@@ -134,14 +182,14 @@ def sidebar_dials() -> list[Dial]:
     return [REGISTRY.add(d) for d in (
         custom_dial("xhw", "hardware"),
         custom_dial("xm", "model"),
-        choice_dial("chip", [*chips, CUSTOM], "h100" if "h100" in chips else chips[0]),
-        choice_dial("model", [*models, CUSTOM], "llama-3.1-70b" if "llama-3.1-70b" in models else models[0]),
-        choice_dial("w", list(DTYPE_BYTES), "bf16"),
-        choice_dial("kv", list(DTYPE_BYTES), "bf16"),
-        choice_dial("cd", list(COMPUTE_DTYPES), "bf16"),
-        choice_dial("b", BATCH_OPTIONS, 64),
-        choice_dial("ctx", CONTEXT_OPTIONS, 8192),
-        choice_dial("c", CHIP_OPTIONS, "auto"),
+        choice_dial("chip", [*chips, CUSTOM], _default("chip", chips)),
+        choice_dial("model", [*models, CUSTOM], _default("model", models)),
+        choice_dial("w", list(DTYPE_BYTES), DEFAULTS["w"]),
+        choice_dial("kv", list(DTYPE_BYTES), DEFAULTS["kv"]),
+        choice_dial("cd", list(COMPUTE_DTYPES), DEFAULTS["cd"]),
+        choice_dial("b", BATCH_OPTIONS, DEFAULTS["b"]),
+        choice_dial("ctx", CONTEXT_OPTIONS, DEFAULTS["ctx"]),
+        choice_dial("c", CHIP_OPTIONS, DEFAULTS["c"]),
         number_dial("sp", 1, 1000, None, allow_none=True),
         number_dial("price", 0.01, 1000, None, allow_none=True),
         choice_dial("mode", ["lecture", "per-phase"], "lecture"),
@@ -199,7 +247,9 @@ def _seed_one(dial: Dial) -> None:
     raw = _raw(dial.key) if not st.session_state.get(SEEDED_KEY + dial.key) else None
     st.session_state[SEEDED_KEY + dial.key] = True
     value = dial.default
-    if raw is not None:
+    if raw is None:   # left out of the link: the default of the link's version
+        value = LEGACY_DEFAULTS.get(link_version(), {}).get(dial.key, dial.default)
+    else:
         shown = raw if len(raw) <= MAX_PARAM_CHARS else raw[:MAX_PARAM_CHARS] + "…"
         try:
             if len(raw) > dial.max_chars:
@@ -218,7 +268,7 @@ def seed_from_url(dials: list[Dial]) -> None:
         _seed_one(d)
     if not st.session_state.get(SEEDED_KEY):
         st.session_state[SEEDED_KEY] = True
-        known = set(REGISTRY.dials) | set(PAGE_KEYS)
+        known = set(REGISTRY.dials) | set(PAGE_KEYS) | {VERSION_KEY}
         try:
             keys = list(st.query_params.keys())
         except Exception:
@@ -261,6 +311,8 @@ def write_url() -> None:
         v = st.session_state[key]
         if v != dial.default:
             out[key] = dial.fmt(v)
+    if out:
+        out[VERSION_KEY] = str(URL_VERSION)
     try:
         # Written every run, not only when the server's copy differs: a rerun can carry a URL that a
         # faster, interrupted run has since changed in the browser (then both copies say "2" while the

@@ -83,6 +83,9 @@ def fit_curve(spec: Spec, x: np.ndarray, y: np.ndarray, fits: np.ndarray, *, nam
                      hovertemplate=hover + " (does not fit)<extra></extra>", **props)
 
 
+B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
+
+
 def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: str = "dash", axis: int = 1,
           position: str = "top") -> None:
     """A vertical line at x with its label near the top (or bottom) of the plot; nothing if x is not finite."""
@@ -95,9 +98,12 @@ def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: 
 
 def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
                    unit: str, title: str, y_title: str, b_star: float | None, b_now: float, y_now: float,
-                   extra: Sequence[tuple[str, np.ndarray, str]] = ()) -> go.Figure:
+                   extra: Sequence[tuple[str, np.ndarray, str]] = (),
+                   b_star_no_kv: float | None = None) -> go.Figure:
     """A quantity against batch (log–log), shaded by bound, greyed where weights + KV do not fit,
-    with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines."""
+    with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines.
+    `b_star_no_kv`: the lecture's B* with KV ignored, marked too (at the bottom) when given and not
+    equal to `b_star` (then `b_star` is labelled B*(T), the balance batch with the KV of context T)."""
     spec = Spec()
     shade_bounds(spec, batch, bound)
     for nm, yy, color in extra:
@@ -106,8 +112,13 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}")
     spec.scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers", marker=NOW_MARKER,
                  hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
+    both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
+            and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
     if b_star is not None and np.isfinite(b_star):
-        vline(spec, b_star, f"B* = {b_star:,.0f}")
+        vline(spec, b_star, f"B*(T) = {b_star:,.0f}" if both else f"B* = {b_star:,.0f}")
+    if both:
+        vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
+              dash="dot", position="bottom")
     y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
     spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
                               yaxis=axis(y_title, **y_ticks))

@@ -87,6 +87,21 @@ def uncertain_notes(spec, label: str) -> list[str]:
     return out
 
 
+def sparsity_options(current) -> list:
+    """'preset' (None) and the log steps 1 … 64; a value from an older link that is off those steps is
+    kept as an option of its own, so the link still shows what it showed."""
+    opts = list(dials.SPARSITY_OPTIONS)
+    if current is not None and current not in opts:
+        opts = sorted([*opts, current])
+    return [None, *opts]
+
+
+def lecture_round_numbers() -> None:
+    """Button callback (runs before the widgets): the lecture's chip and model at bf16."""
+    for k, v in dials.LECTURE_SETTING.items():
+        st.session_state[k] = v
+
+
 def render_sidebar() -> View:
     """Draw the shared dials (seeded from the URL on first run) and build the View."""
     ds = dials.sidebar_dials()
@@ -116,14 +131,19 @@ def render_sidebar() -> View:
                               "'auto' = the smallest power of two whose HBM holds the weights and the "
                               "KV cache of batch B at context T (up to the scale-up domain).")
         model = _pick("model", ss["model"], mds, dials.REGISTRY.dials["model"].default, [])[0]
-        st.number_input("Sparsity total/active (empty = preset)", min_value=1.0, max_value=1000.0, step=0.5,
-                        key="sp", placeholder=f"preset {model.sparsity:.3g}",
-                        help=f"Overrides the model's active parameters. Preset: {model.sparsity:.3g}; "
-                             f"the lecture's DeepSeek round number: {LECTURE_SPARSITY:g}.")
+        sp_options = sparsity_options(ss.get("sp"))
+        st.select_slider("Sparsity total/active", options=sp_options, key="sp",
+                         format_func=lambda v: f"preset {model.sparsity:.3g}" if v is None else f"{v:g}",
+                         help=f"Overrides the model's active parameters (total ÷ sparsity). Leftmost: the "
+                              f"preset's own {model.sparsity:.3g}; the lecture's DeepSeek round number: "
+                              f"{LECTURE_SPARSITY:g} (32 of 256 experts).")
         hw = _pick("hardware", ss["chip"], hws, dials.REGISTRY.dials["chip"].default, [])[0]
         st.number_input("Price per chip-hour, USD (empty = preset)", min_value=0.01, max_value=1000.0,
                         step=0.25, key="price", placeholder=f"preset ${hw.price_usd_per_hour:.2f}",
                         help="Rental price of one chip for one hour.")
+        st.button("The lecture's round numbers", on_click=lecture_round_numbers, width="stretch",
+                  help="The lecture GPU (F/bw = 300 at bf16) and the lecture's DeepSeek (sparsity 8) at bf16: "
+                       "B* = 300 × 8 = 2,400 (lecture §2.1–2.2).")
         st.radio("Roofline", ["lecture", "per-phase"], key="mode", horizontal=True,
                  help="lecture: max(compute, weights + KV). per-phase: matmuls, then attention, each on its "
                       "own roofline (attention FLOPs included).")

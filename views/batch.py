@@ -40,8 +40,9 @@ m[2].metric("Throughput per chip [tok/s]", number(float(now.tokens_per_s_per_chi
             help="Tokens per second from all B sequences, divided by the chips serving them.")
 m[3].metric("Cost [$/Mtok]", usd(float(now.usd_per_mtok)), help="Chip-hours × price ÷ tokens produced.")
 m[4].metric("Bound", str(now.bound), help="The largest term of the step time.")
-m[5].metric("Balance batch B*", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
-            help="Where matmul time equals memory time at this context. 'none': memory-bound at every batch.")
+m[5].metric("Balance batch B*(T)", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
+            help=f"Where matmul time equals weight + KV time at context T. With KV ignored (the lecture's B*): "
+                 f"{number(b_star0)}. 'none': memory-bound at every batch at this context.")
 
 st.markdown("**The balance batch** — weight fetch time equals matmul time (KV ignored): "
             "the lecture's *≈ 300 × sparsity*.")
@@ -74,7 +75,8 @@ with c1:
         extra.append((IDEAL, ideal.t_step_s * 1e3, figures.GREY))
     fig = figures.curve_vs_batch(grid, sweep.t_step_s * 1e3, sweep.fits, sweep.bound, name="latency per token",
                                  unit="ms", title="Latency per token against batch", y_title="time per step [ms]",
-                                 b_star=b_star_kv, b_now=B, y_now=float(now.t_step_s) * 1e3, extra=extra)
+                                 b_star=b_star_kv, b_star_no_kv=b_star0, b_now=B, y_now=float(now.t_step_s) * 1e3,
+                                 extra=extra)
     export.chart(fig, key="latency_vs_batch")
     st.caption("Latency per token = one decode step. Flat at small batch (every weight must be read once: "
                "the latency floor W/(C·bw)), then rising once compute or KV reads dominate. Grey: weights + KV "
@@ -88,7 +90,8 @@ with c2:
         extra.append((IDEAL, ideal.usd_per_mtok, figures.GREY))
     fig = figures.curve_vs_batch(grid, sweep.usd_per_mtok, sweep.fits, sweep.bound, name="$ per Mtok", unit="$/Mtok",
                                  title="Cost per million tokens against batch", y_title="cost [$ per million tokens]",
-                                 b_star=b_star_kv, b_now=B, y_now=float(now.usd_per_mtok), extra=extra)
+                                 b_star=b_star_kv, b_star_no_kv=b_star0, b_now=B, y_now=float(now.usd_per_mtok),
+                                 extra=extra)
     export.chart(fig, key="cost_vs_batch")
     st.caption(f"Cost per token ∝ step time ÷ batch: the weight fetch is shared by the batch (a hyperbola); "
                f"compute and KV are paid per token. Unbatched (B = 1) costs **{number(unbatched_ratio)}×** more "
