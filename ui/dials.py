@@ -142,7 +142,7 @@ URL_VERSION = 2
 VERSION_KEY = "v"
 LEGACY_DEFAULTS: dict[int, dict[str, Any]] = {
     1: {"chip": "h100", "model": "llama-3.1-70b", "w": "bf16", "kv": "bf16", "cd": "bf16",
-        "b": 64, "ctx": 8192, "c": "auto"},
+        "b": 64, "ctx": 8192, "c": "auto", "cmp_2": None, "cmp_3": None},
 }
 # "The lecture's round numbers" (sidebar button): the lecture GPU (F/bw = 300 at bf16) and the lecture's
 # DeepSeek (sparsity 8), bf16 weights and FLOP/s: B* = 300 × 8 × 2/2 = 2,400.

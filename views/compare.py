@@ -36,11 +36,28 @@ page_header("Compare configurations", view)
 
 
 # ---------------------------------------------------------------- page dials: one URL parameter per pinned config
+# Three chip generations on the sidebar's model at the defaults: Hopper (H200, one 8-GPU box), the
+# sidebar's Blackwell rack (config 1), Vera Rubin NVL72.  Links made before these defaults had no
+# pinned configs (ui/dials.py LEGACY_DEFAULTS).
+DEFAULT_PINS = {2: "h200_deepseek-v3_fp8_fp8_fp8_8", 3: "vera-rubin_deepseek-v3_fp8_fp8_fp8_72"}
+NONE_CODE = "none"      # a slot switched off where the default pins one
+
+
+def _pin_default(i: int):
+    try:
+        return fig_compare.decode(DEFAULT_PINS[i]) if i in DEFAULT_PINS else None
+    except ValueError:   # a preset renamed or removed: no default pin rather than a broken page
+        return None
+
+
+def _parse_code(text: str):
+    return None if text.strip().lower() == NONE_CODE else fig_compare.decode(text)
+
+
 def _code_dial(i: int) -> dials.Dial:
-    empty = "(config 1 follows the sidebar)" if i == 1 else f"(no config {i})"
-    return dials.Dial(f"cmp_{i}", None, fig_compare.decode,
-                      lambda v, empty=empty: empty if v is None else fig_compare.encode(v),
-                      fig_compare.CODE_HELP, PAGE, explain=True)
+    return dials.Dial(f"cmp_{i}", _pin_default(i), _parse_code,
+                      lambda v: NONE_CODE if v is None else fig_compare.encode(v),
+                      fig_compare.CODE_HELP + f" (or {NONE_CODE})", PAGE, explain=True)
 
 
 for i in SLOTS:
