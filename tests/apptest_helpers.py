@@ -30,8 +30,10 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
         at.query_params[k] = v
     at.run()
     if page is not None and PAGES[page] != PAGES["batch"]:
-        # The first run (on the default page) rewrote the URL without the other page's parameters:
-        # give them again, as a browser opening /page?… would.
+        # The first run (on the default page) rewrote the URL without the other page's parameters
+        # (and with the link version `v`): give exactly the link again, as a browser opening /page?… would.
+        for k in list(at.query_params.keys()):
+            del at.query_params[k]
         for k, v in (query or {}).items():
             at.query_params[k] = v
         at.switch_page(PAGES[page]).run()
