@@ -23,6 +23,11 @@ PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache
          "compare": "views/compare.py", "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
 
 
+V1 = {"v": "1"}
+"""A link of version 1: the defaults most page tests were derived against (H100 × Llama 3.1 70B, bf16,
+B = 64, T = 8k, C = auto).  Today's defaults (GB200 × DeepSeek-V3 at fp8) have tests/test_app_defaults.py."""
+
+
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
     """Run the app once (optionally with URL parameters), then switch to `page` if given."""
     at = AppTest.from_file(APP, default_timeout=timeout)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets, system_balance_batch
-from tests.apptest_helpers import app, arr, assert_clean, charts, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, metrics
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.format import number, seconds, usd
 
@@ -16,7 +16,7 @@ def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=81
 
 
 def test_defaults_run_clean_and_match_the_model():
-    at = app()
+    at = app(V1)
     assert_clean(at)
     s = _system()
     r = decode_step(s, 64, 8192)                       # sidebar defaults: B = 64, T = 8k, C auto
@@ -40,7 +40,7 @@ def test_url_seeds_the_dials():
 
 
 def test_moving_a_dial_changes_the_numbers_and_the_url():
-    at = app()
+    at = app(V1)
     before = metrics(at)["Cost [$/Mtok]"]
     at.select_slider(key="b").set_value(1024).run()
     assert_clean(at)

@@ -21,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -97,7 +97,7 @@ def cmp_app(query=None):
 
 
 def test_defaults_one_config_follows_the_sidebar():
-    at = cmp_app()
+    at = cmp_app(V1)
     assert at.title[0].value == "Compare configurations"
     assert len(charts(at)) == 3 and len(at.latex) == 2
     assert dict(at.query_params) == {}                       # nothing pinned: nothing in the URL
@@ -199,7 +199,7 @@ def test_slot_three_alone():
 
 
 def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
-    at = cmp_app()
+    at = cmp_app(V1)
     at.toggle(key="cmp2_on").set_value(True).run()
     assert dict(at.query_params) == {"cmp_2": "h100_llama-3.1-70b"}      # a copy of config 1 to start from
     at.selectbox(key="cmp2_chip").set_value("gb200").run()

@@ -8,7 +8,7 @@ import pytest
 
 from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import tokens, usd
 
 
@@ -27,7 +27,7 @@ def cx_app(query: dict[str, str] | None = None):
 
 
 def test_defaults_clean_three_charts_equations_and_link():
-    at = cx_app()
+    at = cx_app(V1)
     assert at.title[0].value.startswith("Context limits")
     assert len(charts(at)) == 3
     assert len(at.latex) == 4
@@ -44,7 +44,7 @@ def test_defaults_clean_three_charts_equations_and_link():
 
 
 def test_headline_numbers_equal_the_model():
-    at = cx_app()
+    at = cx_app(V1)
     s = system()
     kv, Na, F, bw = s.kv, s.model.active_params, s.flops, s.hbm_bandwidth
     m = metrics(at)
@@ -67,7 +67,7 @@ def test_headline_numbers_equal_the_model():
 
 
 def test_charts_carry_the_model_arrays():
-    at = cx_app()
+    at = cx_app(V1)
     s = system()
     cost = fig(at, "Cost per token against context")
     dense = trace(cost, "dense attention")
@@ -170,7 +170,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():
-    at = cx_app()
+    at = cx_app(V1)
     at.select_slider(key="cx_f").set_value(0.5).run()
     at.select_slider(key="cx_knee").set_value(256).run()
     at.radio(key="cx_x").set_value("ratio").run()

@@ -5,7 +5,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets
 from model.economics import fast_mode_batches, fast_mode_forward
-from tests.apptest_helpers import PAGES, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
 from ui.dials import BATCH_OPTIONS
 from ui.format import number
 
@@ -38,7 +38,7 @@ def _tex(at) -> str:
 
 
 def test_defaults_run_clean_and_reproduce_the_preset_quote():
-    at = app(page="fast-mode")
+    at = app(V1, page="fast-mode")
     assert_clean(at)
     assert at.title[0].value.startswith("Fast mode")
     m = metrics(at)
@@ -55,7 +55,7 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
 
 
 def test_default_equations_show_the_no_kv_closed_form():
-    at = app(page="fast-mode")
+    at = app(V1, page="fast-mode")
     tex = _tex(at)
     # H100 bf16, Llama-70B: B* = (989e12/3.35e12) × 1 (dense) ≈ 295; B_std = 2.5 × 295 ≈ 738; B_fast = 295/6 ≈ 49.2.
     assert "= 295" in tex and "2.5 \\times 295 = 738" in tex and "\\frac{295}{6} = 49.2" in tex
@@ -119,7 +119,7 @@ def test_garbled_page_parameter_gives_a_notice_and_the_default(query, name):
 
 
 def test_switching_to_batches_and_moving_a_slider_updates_numbers_and_url():
-    at = app(page="fast-mode")
+    at = app(V1, page="fast-mode")
     at.radio(key="fm").set_value("batches").run()
     assert_clean(at)
     fm = fast_mode_forward(_system(), 96, 6, 8192)            # the batches mode's default dials
@@ -179,7 +179,7 @@ def test_spreading_over_more_chips_table():
 
 
 def test_offers_table_lists_every_fast_mode_preset():
-    at = app(page="fast-mode")
+    at = app(V1, page="fast-mode")
     df = at.dataframe[-1].value
     fast = {k: p for k, p in presets.price_presets().items() if p.fast_speedup and p.fast_output_usd_per_mtok}
     assert len(df) == len(fast) >= 1

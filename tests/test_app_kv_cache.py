@@ -4,7 +4,7 @@ page dials seeded from the URL, bad page parameters reported."""
 import pytest
 
 from model import presets
-from tests.apptest_helpers import PAGES, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
 
 # Preset figures the hand derivations use (presets/hardware.yaml, presets/models.yaml).
 H100_F_BF16 = 989.4e12      # FLOP/s, dense bf16
@@ -34,7 +34,7 @@ def _num(text: str) -> float:
 
 
 def test_defaults_clean_three_charts_and_the_definitions():
-    at = app(page="kv-cache")
+    at = app(V1, page="kv-cache")
     assert_clean(at)
     assert at.title[0].value.startswith("KV cache")
     figs = charts(at)
@@ -46,7 +46,7 @@ def test_defaults_clean_three_charts_and_the_definitions():
 
 
 def test_crossovers_equal_hand_derivations_llama70_h100_bf16():
-    at = app(page="kv-cache")          # defaults: H100, Llama 3.1 70B, bf16 everywhere, B = 64, T = 8k
+    at = app(V1, page="kv-cache")          # defaults: H100, Llama 3.1 70B, bf16 everywhere, B = 64, T = 8k
     m = metrics(at)
     # T_never = 2·Na·bw / (F·kv) = 2 × 70.6e9 × 3.35e12 / (989.4e12 × 327,680) = 1,459.0 tokens
     t_never = 2 * L70_NA * H100_BW / (H100_F_BF16 * L70_KV)
@@ -73,7 +73,7 @@ def test_deepseek_mla_crossover_equals_hand_derivation():
 
 
 def test_implied_kv_bytes_of_the_gemini_tier():
-    at = app(page="kv-cache")
+    at = app(V1, page="kv-cache")
     assert presets.price_presets()["gemini-2.5-pro"].long_context_threshold_tokens == 200e3
     assert at.session_state["tier"] == "gemini-2.5-pro"
     # kv = 2·Na·bw / (F·T) = 2 × 100e9 × 3.35e12 / (989.4e12 × 200e3) = 3,385.9 B of bf16
@@ -171,7 +171,7 @@ def test_weights_that_do_not_fit_are_said():
     at = app({"chip": "a100", "model": "deepseek-v3"}, page="kv-cache")
     assert_clean(at)
     assert any("Here nothing fits" in c.value for c in at.caption)
-    at = app(page="kv-cache")
+    at = app(V1, page="kv-cache")
     assert not any("Here nothing fits" in c.value for c in at.caption)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import usd
 
 KV70 = 327_680.0
@@ -41,7 +41,7 @@ def mt_app(query: dict[str, str] | None = None):
 
 
 def test_defaults_clean_three_charts_equations_and_definitions():
-    at = mt_app()
+    at = mt_app(V1)
     assert at.title[0].value.startswith("Memory tiers")
     figs = charts(at)
     assert len(figs) == 3
@@ -64,7 +64,7 @@ def test_defaults_clean_three_charts_equations_and_definitions():
 
 
 def test_page_agrees_with_the_cli_at_five_minutes(capsys):
-    at = mt_app()
+    at = mt_app(V1)
     d = cli_json(capsys, "--hardware", "h100", "--model", "llama-3.1-70b", "--hold-seconds", "300")
     m = metrics(at)
     assert d["cheapest"] == "nvme-gen5" and m["Cheapest at t = 5 min"] == "flash"
@@ -101,7 +101,7 @@ def test_page_agrees_with_the_cli_at_five_minutes(capsys):
 
 
 def test_request_cost_equals_the_model():
-    at = mt_app()
+    at = mt_app(V1)
     s = system()
     tier_usd = KV70 * 0.044 / 3600 * (300 / 15.36e12 + 1 / 14e9)          # flash at 5 min, by hand
     r = request_with_cache(s, 8192.0, 1000.0, np.array([0.0, 0.9]), tier_usd, batch=64.0)
@@ -195,7 +195,7 @@ def test_extremes_deepseek_on_gb200_at_ten_million_context_full_hits():
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():
-    at = mt_app()
+    at = mt_app(V1)
     at.select_slider(key="mt_hold").set_value(86400).run()
     at.slider(key="mt_hit").set_value(0.5).run()
     at.selectbox(key="mt_offer").set_value("gpt-5").run()

@@ -7,7 +7,7 @@ import pytest
 from model import Deployment, Precision, System, auto_chips, cluster, decode_step, presets
 from model.cli import main as cli_main
 from model.roofline import bound_of, combine
-from tests.apptest_helpers import PAGES, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
 from ui.format import bytes_, number, seconds
 
 DSV3 = {"chip": "gb200", "model": "deepseek-v3"}
@@ -115,7 +115,7 @@ def test_touched_experts_toggle_from_the_url():
 
 
 def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
-    at = app(page="moe")                       # defaults: H100 × Llama 3.1 70B
+    at = app(V1, page="moe")                       # defaults: H100 × Llama 3.1 70B
     assert_clean(at)
     assert "dense model" in _notes(at) and "MoE model" in _notes(at)
     s = _system()

@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -34,7 +34,7 @@ def pipe_app(query: dict[str, str] | None = None):
 
 
 def test_defaults_clean_four_charts_equations_and_definitions():
-    at = pipe_app()
+    at = pipe_app(V1)
     assert at.title[0].value.startswith("Pipelining")
     figs = charts(at)
     assert len(figs) == 4
@@ -48,7 +48,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
 
 
 def test_memory_numbers_equal_model_cluster_and_the_ps_cancel():
-    at = pipe_app()
+    at = pipe_app(V1)
     s = system()
     pm = pipeline(s, 64.0, 8192.0, np.array(P_OPTIONS, float))
     i = P_OPTIONS.index(4)
@@ -131,7 +131,7 @@ def test_the_lectures_one_eighth_seeded_from_the_url():
 
 
 def test_dense_model_cut_check_is_an_illustration():
-    at = pipe_app()                                           # Llama 3.1 70B: dense
+    at = pipe_app(V1)                                           # Llama 3.1 70B: dense
     assert any("is dense" in x.value for x in at.info)
     assert "dense" in fig(at, "Cut check")["layout"]["title"]["text"]
     # Illustrated with the lecture's k = 8 and H100's 50/450 GB/s: (50/450)·2·8·80/4 = 35.6
@@ -184,7 +184,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():
-    at = pipe_app()
+    at = pipe_app(V1)
     at.select_slider(key="p").set_value(16).run()
     at.slider(key="hop").set_value(5.0).run()
     at.radio(key="cut").set_value("1/8").run()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
@@ -33,7 +33,7 @@ def tex(at) -> str:
 
 
 def test_defaults_reproduce_the_lectures_numbers():
-    at = prices_app()
+    at = prices_app(V1)
     assert at.title[0].value.startswith("Prices decoded")
     m = metrics(at)
     # Claude Opus 4.6 (the default featured price): $25 / $5 = 5× ⇒ decode at 1/5 of prefill (§2.6).
@@ -125,7 +125,7 @@ def test_garbled_pr_params_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_a_dial_changes_the_figures_as_the_model_says():
-    at = prices_app()
+    at = prices_app(V1)
     at.number_input(key="pr_na").set_value(200.0).run()
     at.selectbox(key="pr_kvdt").set_value("bf16").run()
     assert_clean(at)
@@ -154,7 +154,7 @@ def test_a_price_without_a_cache_hit_price_says_so():
 
 
 def test_roofline_decode_mfu_is_the_sidebar_system():
-    at = prices_app()
+    at = prices_app(V1)
     hw, mdl = presets.hardware_presets()["h100"], presets.model_presets()["llama-3.1-70b"]
     s = System(hw, mdl, Precision(), Deployment(chips=auto_chips(hw, mdl, Precision(), 64, 8192)))
     r = decode_step(s, 64.0, 8192.0)
@@ -162,7 +162,7 @@ def test_roofline_decode_mfu_is_the_sidebar_system():
 
 
 def test_the_table_names_price_date_source_and_flags():
-    at = prices_app()
+    at = prices_app(V1)
     df = table(at)
     t = pricing.price_table(OFFERS, 100e9, 600.0)
     assert len(df) == len(OFFERS) == len(t)
@@ -183,7 +183,7 @@ def test_the_sidebar_chips_flop_per_byte_is_shown_for_scale():
     at = prices_app({"chip": "lecture-gpu", "model": "lecture-deepseek"})
     cap = next(c.value for c in at.caption if c.value.startswith("For scale"))
     assert "300 at bf16" in cap and "600 at fp8" in cap
-    at = prices_app()                                   # H100: 989.4e12 / 3.35e12 = 295; 1,978.9e12 / 3.35e12 = 591
+    at = prices_app(V1)                                   # H100: 989.4e12 / 3.35e12 = 295; 1,978.9e12 / 3.35e12 = 591
     cap = next(c.value for c in at.caption if c.value.startswith("For scale"))
     assert "295 at bf16" in cap and "591 at fp8" in cap
 

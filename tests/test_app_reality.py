@@ -9,7 +9,7 @@ import pytest
 
 from model import calibrate as cal
 from model import presets
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics
 from ui.format import number
 
 ITEMS = presets.measurement_presets()
@@ -35,7 +35,7 @@ def expected(key: str) -> tuple[float, float, float]:
 
 
 def test_defaults_show_deepseek_production_against_its_bound():
-    at = rc_app()
+    at = rc_app(V1)
     assert at.title[0].value.startswith("Reality check")
     assert at.session_state["rc_m"] == "deepseek-h800-production" and dict(at.query_params) == {}
     meas, ideal, eff = expected("deepseek-h800-production")
@@ -58,7 +58,7 @@ def test_defaults_show_deepseek_production_against_its_bound():
 
 
 def test_the_frontier_chart_is_the_model_at_this_setup():
-    at = rc_app()
+    at = rc_app(V1)
     t = cal.terms(ITEMS["deepseek-h800-production"])
     f = fig(at, "This setup's bound")
     ideal = trace(f, "ideal bound (MFU = BWU = 1)")
@@ -110,7 +110,7 @@ def test_filters_narrow_the_list_and_the_fit():
 
 
 def test_choosing_another_measurement_redraws():
-    at = rc_app()
+    at = rc_app(V1)
     at.selectbox(key="rc_m").set_value("sglang-deepseek-h100-decode").run()
     assert_clean(at)
     meas, ideal, _ = expected("sglang-deepseek-h100-decode")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics
 from ui.format import bytes_
 
 
@@ -18,7 +18,7 @@ def rm_app(query: dict[str, str] | None = None):
 
 
 def test_defaults_clean_diagram_charts_equations():
-    at = rm_app()
+    at = rm_app(V1)
     assert at.title[0].value.startswith("Rematerialisation")
     titles = [f["layout"]["title"]["text"] for f in charts(at)]
     assert titles[0].startswith("A Feistel step") and len(titles) == 3
@@ -32,7 +32,7 @@ def test_defaults_clean_diagram_charts_equations():
 
 
 def test_llama_70b_at_4k_by_hand():
-    at = rm_app()
+    at = rm_app(V1)
     m = metrics(at)
     # Llama 3.1 70B: L = 80, h = 8192. A = 34 · 4096 · 8192 = 1.14 GB; x = 2 · 4096 · 8192 = 67.1 MB
     assert m["Store all activations"] == bytes_(80 * 34 * 4096 * 8192) == "91.3 GB"
@@ -49,7 +49,7 @@ def test_llama_70b_at_4k_by_hand():
 
 
 def test_depth_chart_equals_the_model():
-    at = rm_app()
+    at = rm_app(V1)
     f = fig(at, "Activation memory against depth")
     A, x = 34 * 4096 * 8192, 2 * 4096 * 8192
     store = next(t for t in f["data"] if t.get("name") == "store all")
@@ -107,7 +107,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():
-    at = rm_app()
+    at = rm_app(V1)
     at.select_slider(key="rm_seq").set_value(16384).run()
     at.select_slider(key="rm_tp").set_value(8).run()
     at.radio(key="rm_attn").set_value("stored").run()

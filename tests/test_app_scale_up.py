@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -35,7 +35,7 @@ def su_app(query: dict[str, str] | None = None):
 
 
 def test_defaults_clean_four_charts_equations_and_definitions():
-    at = su_app()
+    at = su_app(V1)
     assert at.title[0].value.startswith("Scale-up domain")
     figs = charts(at)
     assert len(figs) == 4
@@ -53,7 +53,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
 
 
 def test_headline_numbers_equal_the_model_and_the_cli(capsys):
-    at = su_app()
+    at = su_app(V1)
     s = system()
     C = s.deployment.chips
     assert C == 8                                               # auto: 141 GB + 172 GB of KV over 80 GB chips
@@ -82,7 +82,7 @@ def test_headline_numbers_equal_the_model_and_the_cli(capsys):
 
 
 def test_sweep_charts_are_one_vectorised_model_call_over_c():
-    at = su_app()
+    at = su_app(V1)
     s = system()
     r = decode_step(s, 64.0, 8192.0, chips=GRID)
     f = fig(at, "Latency per token")
@@ -107,7 +107,7 @@ def test_sweep_charts_are_one_vectorised_model_call_over_c():
 
 
 def test_side_by_side_equals_decode_step_with_stages_and_cluster_pipeline():
-    at = su_app()
+    at = su_app(V1)
     s = system()
     today_dom = decode_step(s, np.array([64.0, 256.0]), 8192.0, chips=np.array([8.0, 32.0]))
     pip = decode_step(s.with_(pipeline_stages=4), 64.0, 8192.0)
@@ -218,7 +218,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():
-    at = su_app()
+    at = su_app(V1)
     at.radio(key="sx").set_value(2).run()
     at.radio(key="su").set_value("fill").run()
     assert_clean(at)

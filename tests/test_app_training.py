@@ -17,7 +17,7 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.apptest_helpers import app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
 from ui.format import number
 
 
@@ -34,7 +34,7 @@ def cli_json(capsys, *args: str) -> dict:
 
 
 def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
-    at = tt_app()
+    at = tt_app(V1)
     assert at.title[0].value.startswith("Training tokens")
     assert len(charts(at)) == 4 and len(at.latex) == 2
     assert dict(at.query_params) == {}
@@ -61,7 +61,7 @@ def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
 
 
 def test_fit_section_at_defaults_equals_model_calls():
-    at = tt_app()
+    at = tt_app(V1)
     m = metrics(at)
     L = float(chinchilla_loss(100e9, 2.592e14))                   # the heuristic's own model's loss
     opt = cost_optimal_size(L, 2.592e14)
@@ -164,7 +164,7 @@ def test_garbled_parameters_give_a_notice_and_the_default(query, name):
 
 
 def test_moving_dials_redraws_as_the_model_says_and_writes_the_url():
-    at = tt_app()
+    at = tt_app(V1)
     at.slider(key="tt_iinf").set_value(6.0).run()
     at.radio(key="tt_fit").set_value("besiroglu").run()
     assert_clean(at)

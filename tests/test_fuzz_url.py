@@ -150,13 +150,32 @@ def queries(draw, page: str) -> dict[str, str | list[str]]:
     return q
 
 
+def link_version(q: dict[str, str | list[str]]) -> int:
+    """The defaults version the app reads `q` under (ui/dials.py link_version), worked out here on its own:
+    a valid `v` names it; a garbled `v` means today's; no `v` means version 1 if the link has parameters."""
+    raw = q.get(dials.VERSION_KEY)
+    if raw is not None:
+        raw = raw[0] if isinstance(raw, list) else raw
+        try:
+            v = int(raw)
+        except ValueError:
+            return dials.URL_VERSION
+        return v if 1 <= v <= dials.URL_VERSION else dials.URL_VERSION
+    return 1 if q else dials.URL_VERSION
+
+
+def default_of(dial: dials.Dial, version: int):
+    return dials.LEGACY_DEFAULTS.get(version, {}).get(dial.key, dial.default)
+
+
 def check_query(page: str, q: dict[str, str | list[str]]):
     lay = layout()
+    version = link_version(q)
     own_keys = set(lay["sidebar"]) | set(lay["pages"][page]["own"])
     at = app(q, page=page)
     assert_clean(at)
     notices = url_notices(at)
-    unknown = [k for k in q if k not in own_keys and k.lower() not in STREAMLIT_KEYS
+    unknown = [k for k in q if k not in own_keys and k.lower() not in STREAMLIT_KEYS and k != dials.VERSION_KEY
                and not dials.is_page_key(k) and k not in dials.REGISTRY.dials]
     all_bad = True
     for key, raw in q.items():
@@ -172,7 +191,7 @@ def check_query(page: str, q: dict[str, str | list[str]]):
                 assert not bad_notes, (key, vals[0], bad_notes)
             else:
                 assert bad_notes, f"bad value {vals[0]!r} of {key!r} not reported; notices: {notices}"
-                assert at.session_state[key] == dial.default, (key, at.session_state[key])
+                assert at.session_state[key] == default_of(dial, version), (key, at.session_state[key])
     for key in unknown:
         hits = [n for n in named(key, notices) if "not one this app knows" in n]
         if not hits:   # a key with characters the notice escapes: at least one unknown-key notice per key
@@ -181,11 +200,14 @@ def check_query(page: str, q: dict[str, str | list[str]]):
     for key, val in at.query_params.items():
         if key.lower() in STREAMLIT_KEYS:
             continue
+        if key == dials.VERSION_KEY:    # every written link says which defaults it leaves out
+            assert val == str(dials.URL_VERSION), val
+            continue
         assert key in own_keys, f"the app wrote {key!r} into the URL on /{page}"
         val = val[0] if isinstance(val, list) else val
         assert accepts(dials.REGISTRY.dials[key], val), (key, val)
     if all_bad:   # every dial value rejected: exactly the default page (drawn afresh: files may change
-        assert charts(at) == charts(app(page=page))     # during a long local run)
+        assert charts(at) == charts(app({dials.VERSION_KEY: str(version)}, page=page))  # during a long local run)
     return at
 
 

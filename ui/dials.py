@@ -246,10 +246,10 @@ def _seed_one(dial: Dial) -> None:
         return
     raw = _raw(dial.key) if not st.session_state.get(SEEDED_KEY + dial.key) else None
     st.session_state[SEEDED_KEY + dial.key] = True
-    value = dial.default
-    if raw is None:   # left out of the link: the default of the link's version
-        value = LEGACY_DEFAULTS.get(link_version(), {}).get(dial.key, dial.default)
-    else:
+    # Left out of the link, or not valid: the default of the link's version.
+    default = LEGACY_DEFAULTS.get(link_version(), {}).get(dial.key, dial.default)
+    value = default
+    if raw is not None:
         shown = raw if len(raw) <= MAX_PARAM_CHARS else raw[:MAX_PARAM_CHARS] + "…"
         try:
             if len(raw) > dial.max_chars:
@@ -258,7 +258,7 @@ def _seed_one(dial: Dial) -> None:
         except (ValueError, TypeError, OverflowError) as e:
             why = f"{md_code(e)}; {dial.allowed}" if dial.explain and str(e) else dial.allowed
             _note(f"URL parameter '{dial.key}' = {md_code(repr(shown))} is not valid ({why}); "
-                  f"using the default {dial.fmt(dial.default) or '(none)'}")
+                  f"using the default {dial.fmt(default) or '(none)'}")
     st.session_state[dial.key] = value
 
 

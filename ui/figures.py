@@ -47,15 +47,29 @@ def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str
 
 
 def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1) -> None:
-    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once)."""
+    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once).
+
+    Labels of narrow neighbouring regions would print over each other; a label that would come within
+    about a label's width (LABEL_SPAN of the log axis) of one already placed goes one row lower."""
     seen = set()
+    xs = np.asarray(x, float)
+    span = float(np.log10(xs.max() / xs.min())) if xs.size and xs.min() > 0 and xs.max() > xs.min() else 1.0
+    placed: list[tuple[float, int]] = []          # (log10 centre, row) of each label
     for x0, x1, b in _segments(x, bound):
         color = BOUND_COLORS.get(b, GREY)
         spec.vrect(x0, x1, color=color, axis=axis)
         if b not in seen:
             seen.add(b)
-            spec.label(float(np.sqrt(x0 * x1)), 1.0, BOUND_LABELS.get(b, b), axis=axis, yanchor="top",
+            centre = float(np.log10(np.sqrt(x0 * x1)))
+            row = 0
+            while any(r == row and abs(c - centre) < LABEL_SPAN * span for c, r in placed):
+                row += 1
+            placed.append((centre, row))
+            spec.label(10 ** centre, 1.0 - 0.075 * row, BOUND_LABELS.get(b, b), axis=axis, yanchor="top",
                        font={"size": FONT_SIZE - 3, "color": color})
+
+
+LABEL_SPAN = 0.3   # a region label's width as a share of the axis (about 15 characters on a half-width chart)
 
 
 def split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
