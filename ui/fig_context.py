@@ -227,3 +227,35 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
                               yaxis=axis("context where KV read = matmul time [tokens]", tickformat="~s",
                                          range=[float(np.log10(ylo)) - 0.3, float(np.log10(yhi)) + 0.3]))
     return spec.figure()
+
+
+def ratio_by_chip(year: np.ndarray, ratio: np.ndarray, *, names: Sequence[str], short: Sequence[str],
+                  labelled: Sequence[bool], current: int | None, claim: float, claim_text: str, dtype: str,
+                  title: str = "FLOP/s ÷ HBM bytes/s, chip by chip") -> go.Figure:
+    """Each chip preset's F/bw [FLOP/B] (linear y) against its announcement year, every point's value
+    written beside it (the short name too where `labelled`), the current chip ringed, and the lecture's
+    round figure `claim` as a dashed horizontal line labelled `claim_text`."""
+    x, y = np.asarray(year, float), np.asarray(ratio, float)
+    spec = Spec()
+    spec.log_x = {1: False}
+    spec.hline(claim, color=REFERENCE_COLOR, dash="dash", width=3)
+    spec.label(0.01, claim, claim_text, x_is_data=False, y_is_data=True, xanchor="left", yanchor="bottom",
+               font={"size": FONT_SIZE - 4, "color": REFERENCE_COLOR})
+    text = [f"{s} {v:.0f}" if m else f"{v:.0f}" for s, v, m in zip(short, y, labelled)]
+    spec.scatter(x=x, y=y, mode="markers+text", name=f"chip preset: F/bw at {dtype}", text=text,
+                 textposition=label_positions(x, y, [True] * len(x), log_x=False),
+                 textfont={"size": FONT_SIZE - 4, "color": DENSE_COLOR},
+                 marker={"size": 13, "color": DENSE_COLOR, "line": {"width": 1, "color": "white"}},
+                 customdata=list(names), cliponaxis=False,
+                 hovertemplate="%{customdata}<br>%{x:.1f}: %{y:.0f} FLOP/B<extra></extra>")
+    if current is not None and 0 <= current < len(x):
+        spec.scatter(x=[x[current]], y=[y[current]], mode="markers", name=f"current chip: {short[current]}",
+                     marker={"size": 24, "color": NOW_MARKER["color"], "symbol": "circle-open", "line": {"width": 3}},
+                     cliponaxis=False, hoverinfo="skip")
+    xf, yf = x[np.isfinite(x)], _finite_pos(y, [claim])
+    spec.layout = base_layout(title, height=480, hovermode="closest",
+                              xaxis=axis("chip announced (year)", log=False, dtick=1,
+                                         range=[float(xf.min()) - 0.6, float(xf.max()) + 0.6] if xf.size else None),
+                              yaxis=axis(f"FLOP/s ÷ HBM bytes/s at {dtype} [FLOP/B]", log=False,
+                                         range=[0.0, 1.15 * float(yf.max()) if yf.size else 1.0]))
+    return spec.figure()
