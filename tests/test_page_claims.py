@@ -21,7 +21,7 @@ from model.economics import TTL_1H_S, TTL_5M_S, hbm_tier
 from model.presets import hardware_presets
 from tests.apptest_helpers import app, arr, assert_clean, fig, trace
 from ui.dials import BATCH_OPTIONS
-from ui.format import bytes_, duration, number, seconds, tokens
+from ui.format import bytes_, duration, number, seconds, tokens, usd
 
 H100_LLAMA = {"chip": "h100", "model": "llama-3.1-70b", "w": "bf16", "kv": "bf16", "cd": "bf16", "b": "64",
               "ctx": "8192"}
@@ -195,6 +195,10 @@ def test_fast_mode_floor_and_drain(query):
     assert f"latency floor W/(C·bw) = {seconds(s.weight_bytes / (C * s.hbm_bandwidth))}" in text
     assert f"one HBM drain M/bw = {seconds(s.hardware.hbm_bytes / s.hbm_bandwidth)}" in text
     kv_t = float(s.kv_read(view.context))
+    # As B → ∞ nothing is shared: per token max(2·Na/F, kv(T)/bw) of one chip's time (C cancels), at its price.
+    floor = max(2 * s.model.active_params / s.flops, kv_t / s.hbm_bandwidth) * s.hardware.price_usd_per_hour / 3600
+    assert f"cannot go below the floor of {usd(floor * 1e6)}/Mtok" in text
+    assert "gains little" not in text
     if kv_t / s.hbm_bandwidth >= 2 * s.model.active_params / s.flops:
         assert "decode is memory-bound at every batch" in text
     else:
