@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from .fig_kv import mark
 from .figures import GREY, NOW_MARKER
+from .format import tokens
 from .plot import FONT_SIZE, Spec, axis, base_layout
 
 DENSE_COLOR = "#222222"
@@ -78,10 +79,14 @@ def label_positions(x: np.ndarray, y: np.ndarray, mask: Sequence[bool], *, log_x
 
 
 def _band(spec: Spec, band: tuple[float, float] | None, *, horizontal: bool, text: str) -> None:
-    """The 100–200k band where frontier context stalled (lecture §2.8), labelled once."""
+    """The band where frontier context stalled (lecture §2.8: 100–200k), labelled with its ends, once."""
     if band is None:
         return
     lo, hi = band
+    a, b = tokens(lo), tokens(hi)
+    if a[-1:].isalpha() and a[-1:] == b[-1:]:     # 100k–200k → 100–200k
+        a = a[:-1]
+    text = f"{a}–{b}: {text}"
     if horizontal:
         spec.shapes.append({"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": lo, "y1": hi,
                             "fillcolor": BAND_COLOR, "opacity": 0.22, "line": {"width": 0}, "layer": "below"})
@@ -105,7 +110,7 @@ def cost_vs_context(context: np.ndarray, curves: Sequence[Curve], *, floors: Seq
     context = np.asarray(context, float)
     lo, hi = float(context.min()), float(context.max())
     spec = Spec()
-    _band(spec, band, horizontal=False, text="100–200k: where context stalled")
+    _band(spec, band, horizontal=False, text="where context stalled")
     if nofit_from is not None and np.isfinite(nofit_from) and nofit_from < hi:
         x0 = max(float(nofit_from), lo)
         spec.vrect(x0, hi, color=GREY, opacity=0.25)
@@ -146,11 +151,12 @@ def crossover_by_chip(x: np.ndarray, series: Sequence[Series], *, names: Sequenc
     x = np.asarray(x, float)
     spec = Spec()
     spec.log_x = {1: not x_is_year}
-    _band(spec, band, horizontal=True, text="100–200k: where frontier context stalled (GPT-4 era onward)")
+    _band(spec, band, horizontal=True, text="where frontier context stalled (GPT-4 era onward)")
     if month is not None:
         spec.hline(month, color=MONTH_COLOR, dash="dot", width=2)
-        spec.label(0.01, float(np.log10(month)), "100M tokens: 'a month on the job' in context", x_is_data=False,
-                   y_is_data=True, xanchor="left", yanchor="bottom", font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
+        spec.label(0.01, float(np.log10(month)), f"{tokens(month)} tokens: 'a month on the job' in context",
+                   x_is_data=False, y_is_data=True, xanchor="left", yanchor="bottom",
+                   font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
     unit = "" if x_is_year else " FLOP/B"
     xfmt = "%{x:.1f}" if x_is_year else "%{x:.0f}"
     for s in series:
@@ -199,11 +205,12 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
     Dwarkesh's 100M line."""
     f = np.asarray(fraction, float)
     spec = Spec()
-    _band(spec, band, horizontal=True, text="100–200k: where context stalled")
+    _band(spec, band, horizontal=True, text="where context stalled")
     if month is not None:
         spec.hline(month, color=MONTH_COLOR, dash="dot", width=2)
-        spec.label(0.99, float(np.log10(month)), "100M: a month on the job", x_is_data=False, y_is_data=True,
-                   xanchor="right", yanchor="bottom", font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
+        spec.label(0.99, float(np.log10(month)), f"{tokens(month)}: a month on the job", x_is_data=False,
+                   y_is_data=True, xanchor="right", yanchor="bottom",
+                   font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
     for c in curves:
         spec.scatter(x=f, y=c.y, mode="lines", name=c.name, line={"color": c.color, "dash": c.dash, "width": c.width},
                      hovertemplate="f = %{x:.3g}: T = %{y:,.0f} tokens<extra>" + c.name + "</extra>")
