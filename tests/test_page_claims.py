@@ -285,6 +285,21 @@ def test_prices_ratios_come_from_the_offers(query):
     assert f"the standard mode runs {S:.3g}·B\\* and the fast one B\\*/{Pm:.3g}: a {S * Pm:.3g}× smaller batch" in text
 
 
+@pytest.mark.parametrize("query", [{**H100_LLAMA}, {**GB200_DSV3, "pr_na": "1", "pr_fpb": "10000", "pr_kvl": "256",
+                                                    "pr_kvdt": "bf16"}])
+def test_prices_cache_discount_against_the_roofline(query):
+    at, _, text = run("prices", query)
+    ss = at.session_state
+    o = presets.price_presets()[ss["pr_offer"]]
+    disc = o.input_usd_per_mtok / o.cache_read_usd_per_mtok
+    # One token's KV: layers × 2 (K, V) × d_head × KV heads × bytes; recompute ÷ reload = 2·Na/((F/bw)·kv).
+    kv = float(ss["pr_kvl"]) * 2 * int(ss["pr_dh"]) * int(ss["pr_kvh"]) * {"bf16": 2, "fp8": 1}[ss["pr_kvdt"]]
+    reload = 2 * float(ss["pr_na"]) * 1e9 / (float(ss["pr_fpb"]) * kv)
+    assert f"Reading a token's KV from HBM is {number(reload)}× cheaper than recomputing it" in text
+    assert (f"so a {disc:.3g}× discount is not about bandwidth" if reload > disc else
+            f"no more than the {disc:.3g}× discount") in text
+
+
 # ================================================================ Training
 
 @pytest.mark.parametrize("query", [H100_LLAMA, {**GB200_DSV3, "tt_models": "5", "tt_days": "30"}])
