@@ -282,7 +282,8 @@ with c2:
                                y_title="cost [$ per million tokens]")
     export.chart(fig, key="cmp_cost_vs_batch")
     st.caption("Cost per token = C × price × step time ÷ batch: the weight fetch is shared by the batch, compute "
-               "and KV are paid per token, so each curve falls to its floor near B*. Dotted: does not fit in HBM.")
+               "and KV are paid per token, so each curve falls toward its floor of compute and KV per token, reached "
+               "at B* where a configuration has one. Dotted: does not fit in HBM.")
 
 fig = fig_compare.vs_context(
     t_grid, curves(lambda r: (r["by_t"].usd_per_mtok, r["by_t"]), it,
