@@ -140,9 +140,18 @@ def test_ratio_by_chip_points_values_and_the_lectures_line():
     validate(fig)
     pts = next(t for t in fig.data if t.name.startswith("chip preset"))
     assert list(pts.y) == [153.0, 295.2, 559.8]
-    assert list(pts.text) == ["A100 153", "H100 295", "560"]                 # every value written, names where asked
+    # names and values where asked, and on the lowest and highest (TPU v6e, not asked for); the rest on hover
+    assert list(pts.text) == ["A100 153", "H100 295", "TPU v6e 560"]
+    fig2 = fig_context.ratio_by_chip(np.array([2020.83, 2022.17, 2023.9, 2024.33]), np.array([153.0, 295.2, 247.0,
+                                                                                              559.8]),
+                                     names=["a", "b", "c", "d"], short=["A100", "H100", "MI300X", "TPU v6e"],
+                                     labelled=[False, False, False, False], current=None, claim=300.0,
+                                     claim_text="lecture", dtype="bf16")
+    assert list(next(t for t in fig2.data if t.name.startswith("chip preset")).text) == ["A100 153", "", "",
+                                                                                         "TPU v6e 560"]
+    assert list(next(t for t in fig2.data if t.name.startswith("chip preset")).customdata) == ["a", "b", "c", "d"]
     assert any(s.type == "line" and s.y0 == s.y1 == 300.0 and s.line.dash == "dash" for s in fig.layout.shapes)
-    assert "lecture: ≈ 300" in {a.text for a in fig.layout.annotations}
+    assert any(t.name == "lecture: ≈ 300" and t.line.dash == "dash" for t in fig.data)      # named in the legend
     ring = next(t for t in fig.data if t.name == "current chip: H100")
     assert ring.x[0] == 2022.17 and ring.y[0] == 295.2
     assert fig.layout.yaxis.type == "linear" and "[FLOP/B]" in fig.layout.yaxis.title.text

@@ -145,6 +145,8 @@ def test_context_ratio_claims_follow_the_presets(query):
     f = fig(at, "FLOP/s ÷ HBM bytes/s of each chip preset")
     assert sorted(arr(trace(f, "chip preset")["y"])) == pytest.approx(sorted(r.values()), rel=1e-12)
     assert any(sh.get("y0") == 300.0 == sh.get("y1") for sh in f["layout"]["shapes"])
+    table = next(d.value for d in at.dataframe if "F/bw [FLOP/B]" in d.value.columns)
+    assert sorted(table["F/bw [FLOP/B]"]) == sorted(round(v) for v in r.values())
     # This chip's ratio at the sidebar's compute dtype, in the equation's sentence.
     assert f"F/bw = {s.flops / s.hbm_bandwidth:,.0f} FLOP/B" in text
     if s.precision.compute != "bf16":

@@ -239,18 +239,23 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
 def ratio_by_chip(year: np.ndarray, ratio: np.ndarray, *, names: Sequence[str], short: Sequence[str],
                   labelled: Sequence[bool], current: int | None, claim: float, claim_text: str, dtype: str,
                   title: str = "FLOP/s ÷ HBM bytes/s, chip by chip") -> go.Figure:
-    """Each chip preset's F/bw [FLOP/B] (linear y) against its announcement year, every point's value
-    written beside it (the short name too where `labelled`), the current chip ringed, and the lecture's
-    round figure `claim` as a dashed horizontal line labelled `claim_text`."""
+    """Each chip preset's F/bw [FLOP/B] (linear y) against its announcement year: the `labelled` points and
+    the lowest and highest carry their short name and value (every point names itself on hover), the current
+    chip is ringed, and the lecture's round figure `claim` is a dashed horizontal line named `claim_text` in
+    the legend."""
     x, y = np.asarray(year, float), np.asarray(ratio, float)
     spec = Spec()
     spec.log_x = {1: False}
     spec.hline(claim, color=REFERENCE_COLOR, dash="dash", width=3)
-    spec.label(0.01, claim, claim_text, x_is_data=False, y_is_data=True, xanchor="left", yanchor="bottom",
-               font={"size": FONT_SIZE - 4, "color": REFERENCE_COLOR})
-    text = [f"{s} {v:.0f}" if m else f"{v:.0f}" for s, v, m in zip(short, y, labelled)]
+    spec.scatter(x=[None], y=[None], mode="lines", name=claim_text,
+                 line={"color": REFERENCE_COLOR, "dash": "dash", "width": 3})
+    show = [bool(m) for m in labelled]
+    fin = np.flatnonzero(np.isfinite(y))
+    for i in (fin[np.argmin(y[fin])], fin[np.argmax(y[fin])]) if fin.size else ():
+        show[int(i)] = True
+    text = [f"{s} {v:.0f}" if m else "" for s, v, m in zip(short, y, show)]
     spec.scatter(x=x, y=y, mode="markers+text", name=f"chip preset: F/bw at {dtype}", text=text,
-                 textposition=label_positions(x, y, [True] * len(x), log_x=False),
+                 textposition=label_positions(x, y, show, log_x=False),
                  textfont={"size": FONT_SIZE - 4, "color": DENSE_COLOR},
                  marker={"size": 13, "color": DENSE_COLOR, "line": {"width": 1, "color": "white"}},
                  customdata=list(names), cliponaxis=False,
@@ -262,7 +267,7 @@ def ratio_by_chip(year: np.ndarray, ratio: np.ndarray, *, names: Sequence[str], 
     xf, yf = x[np.isfinite(x)], _finite_pos(y, [claim])
     spec.layout = base_layout(title, height=480, hovermode="closest",
                               xaxis=axis("chip announced (year)", log=False, dtick=1,
-                                         range=[float(xf.min()) - 0.6, float(xf.max()) + 0.6] if xf.size else None),
+                                         range=[float(xf.min()) - 0.6, float(xf.max()) + 0.8] if xf.size else None),
                               yaxis=axis(f"FLOP/s ÷ HBM bytes/s at {dtype} [FLOP/B]", log=False,
                                          range=[0.0, 1.15 * float(yf.max()) if yf.size else 1.0]))
     return spec.figure()

@@ -153,9 +153,12 @@ def cost_vs_hold(hold_s: np.ndarray, tiers: Sequence[TierLine], recompute_usd_pe
                        font={"size": FONT_SIZE - 3, "color": TTL_COLOR})
     hx = [(x, y, s) for x, y, s in handovers if np.isfinite(x) and t.min() <= x <= t.max() and np.isfinite(y) and y > 0]
     if hx:
+        lo_t, hi_t = np.log10(t.min()), np.log10(t.max())
+        right = [np.log10(h[0]) > lo_t + 0.75 * (hi_t - lo_t) for h in hx]     # keep labels inside the plot
         spec.scatter(x=[h[0] for h in hx], y=[h[1] for h in hx], mode="markers+text",
                      name="hand-over t× (neighbouring lines cross)", text=[h[2] for h in hx],
-                     textposition="bottom right", textfont={"size": FONT_SIZE - 3, "color": ENVELOPE_COLOR},
+                     textposition=["bottom left" if r else "bottom right" for r in right],
+                     textfont={"size": FONT_SIZE - 3, "color": ENVELOPE_COLOR},
                      marker={"symbol": "x-thin", "size": 16, "line": {"width": 3, "color": ENVELOPE_COLOR}},
                      cliponaxis=False, customdata=[h[2] for h in hx],
                      hovertemplate="%{customdata}: t× = %{x:.3g} s, $%{y:.3g}/Mtok<extra>hand-over</extra>")
