@@ -365,3 +365,15 @@ def test_walkthrough_context_step(query):
     s = view.system
     assert f"only the chip's F/bw enters ({s.flops / s.hbm_bandwidth:,.0f} here" in text
     assert "barely moved" not in text
+
+
+# ================================================================ Reality check (owned by another helper: light checks)
+
+@pytest.mark.parametrize("query", SYSTEMS)
+def test_reality_none_above_the_bound_is_true_of_the_data(query):
+    from model import calibrate
+    _, _, text = run("reality", query)
+    c = calibrate.check(presets.measurement_presets())
+    # "None exceeds 100 %" may only be said while every measurement is at or below its ideal bound.
+    if "None exceeds 100 %" in text:
+        assert np.nanmax(c.efficiency) <= 1.0
