@@ -89,7 +89,15 @@ def test_memory_tiers_hand_overs_and_drain_times(query):
         else:
             word = "above" if t > drain[i] else "below"
             assert f"at **{duration(t)}**, {word} {names[i]}'s drain time ({duration(drain[i])})" in text
-    assert f"here {between} of {len(tiers) - 1} tier-to-tier hand-overs fall between" in text
+    assert f"here {between} of {len(tiers) - 1} neighbouring-tier crossings fall between" in text
+    # Options never cheapest at any hold time (the envelope of the lines a + b·t steps over them).
+    tt = np.geomspace(1e-6, 1e12, 20001)
+    on_path = set(np.argmin(a[:, None] + b[:, None] * tt[None, :], axis=0).tolist())
+    skipped = [names[i] for i in range(len(names)) if i not in on_path]
+    if skipped:
+        assert f"{' and '.join(skipped)} never {'is' if len(skipped) == 1 else 'are'} the cheapest here" in text
+    else:
+        assert "never is the cheapest" not in text and "never are the cheapest" not in text
     # The × marks on the chart sit at the same hold times, on the lines.
     f = fig(at, "Holding one token's KV")
     h = trace(f, "hand-over")

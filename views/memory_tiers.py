@@ -308,6 +308,7 @@ def handover_words(i: int, t: float) -> str:
     return f"{pairs[i]} at **{duration(t)}**, {versus_drain(i, t)}"
 
 
+skipped = [i for i in range(len(names)) if i not in env.order]
 n_between = sum(1 for i, t in enumerate(t_x[:-1]) if np.isfinite(t) and t > 0
                 and min(tiers[i].drain_s, tiers[i + 1].drain_s) <= t <= max(tiers[i].drain_s, tiers[i + 1].drain_s))
 st.markdown(
@@ -317,7 +318,10 @@ st.markdown(
     + "; ".join(handover_words(i, t) for i, t in enumerate(t_x)) + ". "
     f"Below t× the faster option is cheaper — its dearer hold has not yet cost the slower tier's read-back; above "
     f"it, the slower one. The lecture's rule of thumb puts each hand-over near a drain time; here {n_between} of "
-    f"{len(t_x) - 1} tier-to-tier hand-overs fall between the two tiers' drain times.")
+    f"{len(t_x) - 1} neighbouring-tier crossings fall between the two tiers' drain times."
+    + (f" A crossing is a hand-over only where both options are on the cheapest path: "
+       f"{' and '.join(names[i] for i in skipped)} never {'is' if len(skipped) == 1 else 'are'} the cheapest here, "
+       "so the path above steps over " + ("it." if len(skipped) == 1 else "them.") if skipped else ""))
 
 ratio_phys = rec / tier_usd_now if tier_usd_now > 0 else float("inf")
 m2 = st.columns(4)
