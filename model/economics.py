@@ -359,3 +359,23 @@ def list_cache_usd_per_mtok(offer, hold_s: ArrayLike) -> tuple[np.ndarray, str]:
     if offer.cache_storage_usd_per_mtok_hour is not None:
         return read + offer.cache_storage_usd_per_mtok_hour * t / 3600.0, "cache read + storage per hour"
     return np.full(t.shape, float(read)), "cache read (lifetime not priced)"
+
+
+def neighbour_handover_s(costs: TierCosts) -> np.ndarray:
+    """Hold time at which each option hands over to the next one in the given order (tiers as listed,
+    then recompute): option i costs aᵢ + bᵢ·t per token (aᵢ the read-back, bᵢ the hold rate; recompute
+    a = its cost, b = 0), so the next option j is cheaper for t above
+
+        t× = (aⱼ − aᵢ) / (bᵢ − bⱼ)      [s]   (lecture §2.7's straight lines, crossed pair by pair)
+
+    kv cancels: with a = kv·p/bw (0 for HBM) and b = kv·p/cap the crossing depends on the devices only.
+    0 where j is already cheaper at t = 0; +inf where j never gets cheaper (bⱼ ≥ bᵢ and aⱼ > aᵢ).
+    Unlike `cheapest_envelope` this crosses every neighbouring pair, including a tier the envelope skips.
+    Returns one hold time per neighbouring pair (len(tiers) values).  [s]
+    """
+    a = np.append(costs.retrieve_usd, costs.recompute_usd.flat[0] if costs.recompute_usd.size else 0.0)
+    b = np.append(costs.hold_usd_per_s, 0.0)
+    da, db = a[1:] - a[:-1], b[:-1] - b[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(db > 0, da / db, np.where(da > 0, np.inf, 0.0))
+    return np.maximum(t, 0.0)

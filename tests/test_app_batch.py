@@ -25,7 +25,9 @@ def test_defaults_run_clean_and_match_the_model():
     assert m["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
     assert m["Bound"] == str(r.bound)
     assert len(charts(at)) == 4
-    assert dict(at.query_params) == {}                 # defaults stay out of the URL
+    # A version-1 link is written back as today's link to the same view: the old defaults spelled out.
+    assert dict(at.query_params) == {"chip": "h100", "model": "llama-3.1-70b", "w": "bf16", "kv": "bf16",
+                                     "cd": "bf16", "b": "64", "ctx": "8192", "c": "auto", "v": "2"}
 
 
 def test_url_seeds_the_dials():

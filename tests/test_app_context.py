@@ -26,10 +26,10 @@ def cx_app(query: dict[str, str] | None = None):
     return at
 
 
-def test_defaults_clean_three_charts_equations_and_link():
-    at = cx_app(V1)
+def test_defaults_clean_four_charts_equations_and_link():
+    at = cx_app()
     assert at.title[0].value.startswith("Context limits")
-    assert len(charts(at)) == 3
+    assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
     assert len(at.latex) == 4
     assert len(at.caption) >= 4
     assert dict(at.query_params) == {}
@@ -117,7 +117,7 @@ def test_url_seeds_the_dials_and_the_numbers_follow():
 ])
 def test_extremes_run_clean(query):
     at = cx_app(query)
-    assert len(charts(at)) == 3
+    assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
     assert all(v for v in metrics(at).values())
 
 
@@ -165,7 +165,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = cx_app(query)
     notes = [w.value for w in at.warning]
     assert any(f"'{name}'" in n for n in notes), notes
-    assert len(charts(at)) == 3
+    assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
     assert metrics(at)["KV = compute, dense [tokens]"] == "1.46k"
 
 

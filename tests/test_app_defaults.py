@@ -34,6 +34,7 @@ def _shape_xs(f: dict) -> list[float]:
 def test_fresh_screen_is_a_blackwell_rack_serving_deepseek_at_fp8_with_b_star_marked():
     at = app()
     assert_clean(at)
+    assert dict(at.query_params) == {}                 # defaults stay out of the URL
     caption = at.caption[0].value
     assert caption.startswith("NVIDIA GB200 NVL72") and "DeepSeek-V3" in caption
     assert "weights fp8, KV fp8, compute fp8" in caption and "C = 72" in caption

@@ -19,6 +19,7 @@ from model.economics import (
     hold_cost,
     list_cache_usd_per_mtok,
     list_price_request,
+    neighbour_handover_s,
     recompute_cost,
     request_with_cache,
     retrieve_cost,
@@ -255,3 +256,52 @@ def test_what_providers_charge_to_hold_a_cached_token():
     assert gem[3] == pytest.approx(0.125 + 4.5) and gem[0] == pytest.approx(0.125 + 4.5 / 60) and "storage" in how
     gpt, how = list_cache_usd_per_mtok(presets.get("price", "gpt-5"), t)
     assert np.allclose(gpt, 0.125) and "not priced" in how
+
+
+# ---------------------------------------------------------------- hand-over time of each neighbouring pair
+
+def test_neighbour_handover_of_round_tiers_by_hand():
+    # A: 100 B at 10 B/s, B: 1,000 B at 1 B/s, both $3,600/h = $1/s; kv = 1 B; recompute $5.
+    # a_A = 1/10 = 0.1, b_A = 1/100 = 0.01; a_B = 1/1 = 1, b_B = 1/1000 = 0.001 (USD, USD/s).
+    # A → B: (1 − 0.1)/(0.01 − 0.001) = 100 s;  B → recompute: (5 − 1)/(0.001 − 0) = 4,000 s.
+    a, b = Tier("A", 100.0, 10.0, 3600.0), Tier("B", 1000.0, 1.0, 3600.0)
+    c = cache_tier_costs([a, b], 1.0, 5.0, np.array([1.0]))
+    assert neighbour_handover_s(c) == pytest.approx([100.0, 4000.0], rel=1e-12)
+    # kv cancels in t×: the same hold times at 1 MB per token with recompute scaled alike.
+    c6 = cache_tier_costs([a, b], 1e6, 5e6, np.array([1.0]))
+    assert neighbour_handover_s(c6) == pytest.approx([100.0, 4000.0], rel=1e-12)
+
+
+def test_neighbour_handover_never_and_at_once():
+    # B flatter-or-equal hold rate but dearer read-back than A never gets cheaper: inf.
+    a, b = Tier("A", 100.0, 10.0, 3600.0), Tier("B", 100.0, 1.0, 3600.0)       # b_A = b_B, a_B > a_A
+    c = cache_tier_costs([a, b], 1.0, 50.0, np.array([1.0]))
+    assert np.isinf(neighbour_handover_s(c)[0])
+    # A recompute cheaper than A's read-back is cheaper from t = 0: 0 s.
+    c0 = cache_tier_costs([a], 1.0, 0.01, np.array([1.0]))
+    assert neighbour_handover_s(c0)[0] == 0.0
+
+
+def test_neighbour_handover_of_h100_and_the_default_tiers_by_hand():
+    # kv and 1/3600 cancel, so with p in $/h, cap in B, bw in B/s:
+    # HBM → DDR: (0.22/576e9) / (2.95/80e9 − 0.22/1.536e12) = 3.8194e-13 / 3.6732e-11 = 0.010398 s
+    #   — below HBM's drain time 80e9/3.35e12 = 23.9 ms (the lecture's rule of thumb puts it at or above).
+    # DDR → flash: (0.044/14e9 − 0.22/576e9) / (0.22/1.536e12 − 0.044/15.36e12)
+    #   = (3.142857e-12 − 3.819444e-13) / (1.432292e-13 − 2.864583e-15) = 2.760913e-12 / 1.403646e-13 = 19.670 s
+    ddr, flash, disk = default_tiers()
+    hbm = hbm_tier(presets.get("hardware", "h100"))
+    c = cache_tier_costs([hbm, ddr, flash, disk], KV70, 1.0, np.array([1.0]))
+    t = neighbour_handover_s(c)
+    assert t[0] == pytest.approx(0.010398, rel=1e-4)
+    assert t[0] < hbm.drain_s == pytest.approx(0.023881, rel=1e-4)
+    assert t[1] == pytest.approx(19.670, rel=1e-4)
+    assert ddr.drain_s < t[1] < flash.drain_s
+
+
+def test_neighbour_handover_equals_the_envelope_when_every_option_is_on_it():
+    ddr, flash, disk = default_tiers()
+    s = h100_llama70()
+    c = cache_tier_costs([hbm_tier(s.hardware), ddr, flash, disk], KV70, float(recompute_cost(s)), np.array([1.0]))
+    env = cheapest_envelope(c)
+    assert env.order == (0, 1, 2, 3, 4)
+    assert neighbour_handover_s(c) == pytest.approx(env.switch_s, rel=1e-12)

@@ -128,3 +128,32 @@ def test_crossover_vs_fraction_tolerates_missing_points(now):
                                                 Curve("b", np.array([np.inf, np.inf, np.inf]), "#444")],
                                             f_now=0.1, now_values=now)
     validate(fig)
+
+
+def test_ratio_by_chip_points_values_and_the_lectures_line():
+    # The datasheet ratios of three chips (bf16 FLOP/s ÷ HBM B/s: 312e12/2.039e12 = 153, 989e12/3.35e12 = 295,
+    # 918e12/1.64e12 = 560) against their years, the lecture's 300 as a dashed line.
+    fig = fig_context.ratio_by_chip(np.array([2020.83, 2022.17, 2024.33]), np.array([153.0, 295.2, 559.8]),
+                                    names=["A100 (2020-11)", "H100 (2022-03)", "TPU v6e (2024-05)"],
+                                    short=["A100", "H100", "TPU v6e"], labelled=[True, True, False], current=1,
+                                    claim=300.0, claim_text="lecture: ≈ 300", dtype="bf16")
+    validate(fig)
+    pts = next(t for t in fig.data if t.name.startswith("chip preset"))
+    assert list(pts.y) == [153.0, 295.2, 559.8]
+    # names and values where asked, and on the lowest and highest (TPU v6e, not asked for); the rest on hover
+    assert list(pts.text) == ["A100 153", "H100 295", "TPU v6e 560"]
+    fig2 = fig_context.ratio_by_chip(np.array([2020.83, 2022.17, 2023.9, 2024.33]), np.array([153.0, 295.2, 247.0,
+                                                                                              559.8]),
+                                     names=["a", "b", "c", "d"], short=["A100", "H100", "MI300X", "TPU v6e"],
+                                     labelled=[False, False, False, False], current=None, claim=300.0,
+                                     claim_text="lecture", dtype="bf16")
+    assert list(next(t for t in fig2.data if t.name.startswith("chip preset")).text) == ["A100 153", "", "",
+                                                                                         "TPU v6e 560"]
+    assert list(next(t for t in fig2.data if t.name.startswith("chip preset")).customdata) == ["a", "b", "c", "d"]
+    assert any(s.type == "line" and s.y0 == s.y1 == 300.0 and s.line.dash == "dash" for s in fig.layout.shapes)
+    assert any(t.name == "lecture: ≈ 300" and t.line.dash == "dash" for t in fig.data)      # named in the legend
+    ring = next(t for t in fig.data if t.name == "current chip: H100")
+    assert ring.x[0] == 2022.17 and ring.y[0] == 295.2
+    assert fig.layout.yaxis.type == "linear" and "[FLOP/B]" in fig.layout.yaxis.title.text
+    assert "bf16" in fig.layout.yaxis.title.text
+    assert fig.layout.yaxis.range[1] > 559.8 and fig.layout.yaxis.range[0] == 0.0

@@ -81,6 +81,18 @@ def test_cost_vs_hold_provider_curve_and_price_lines():
     assert not [s for s in fig.layout.shapes if s.type == "line"]
 
 
+def test_cost_vs_hold_marks_the_hand_over_times():
+    # A = 0.1·t meets B = 0.01 + 9e-6·t at t× = 0.01/(0.1 − 9e-6) = 0.100009 s (a point on both lines);
+    # a hand-over beyond the axis (1e9 s) or at no finite time is not drawn.
+    tx = 0.01 / (0.1 - 9e-6)
+    fig = _cost(handovers=[(tx, 0.1 * tx, "A → B 100 ms"), (1e9, 1.0, "far"), (float("inf"), 1.0, "never")])
+    validate(fig)
+    h = next(t for t in fig.data if t.name.startswith("hand-over"))
+    assert list(h.x) == [pytest.approx(tx)] and list(h.y) == [pytest.approx(0.0100009)]
+    assert list(h.text) == ["A → B 100 ms"] and h.mode == "markers+text"
+    assert not any(t.name.startswith("hand-over") for t in _cost().data)     # none asked for, none drawn
+
+
 def test_drain_times_bars_and_the_lectures_figures():
     drain = [0.0239, 2.667, 1097.0, 84211.0]
     lec = [(0.015, 0.036, "≈ 20 ms"), (1.0, 10.0, "1–10 s"), (60.0, 60.0, "~1 min"), None]

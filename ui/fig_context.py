@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from .fig_kv import mark
 from .figures import GREY, NOW_MARKER
+from .format import tokens
 from .plot import FONT_SIZE, Spec, axis, base_layout
 
 DENSE_COLOR = "#222222"
@@ -78,10 +79,14 @@ def label_positions(x: np.ndarray, y: np.ndarray, mask: Sequence[bool], *, log_x
 
 
 def _band(spec: Spec, band: tuple[float, float] | None, *, horizontal: bool, text: str) -> None:
-    """The 100–200k band where frontier context stalled (lecture §2.8), labelled once."""
+    """The band where frontier context stalled (lecture §2.8: 100–200k), labelled with its ends, once."""
     if band is None:
         return
     lo, hi = band
+    a, b = tokens(lo), tokens(hi)
+    if a[-1:].isalpha() and a[-1:] == b[-1:]:     # 100k–200k → 100–200k
+        a = a[:-1]
+    text = f"{a}–{b}: {text}"
     if horizontal:
         spec.shapes.append({"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": lo, "y1": hi,
                             "fillcolor": BAND_COLOR, "opacity": 0.22, "line": {"width": 0}, "layer": "below"})
@@ -105,7 +110,7 @@ def cost_vs_context(context: np.ndarray, curves: Sequence[Curve], *, floors: Seq
     context = np.asarray(context, float)
     lo, hi = float(context.min()), float(context.max())
     spec = Spec()
-    _band(spec, band, horizontal=False, text="100–200k: where context stalled")
+    _band(spec, band, horizontal=False, text="where context stalled")
     if nofit_from is not None and np.isfinite(nofit_from) and nofit_from < hi:
         x0 = max(float(nofit_from), lo)
         spec.vrect(x0, hi, color=GREY, opacity=0.25)
@@ -146,11 +151,12 @@ def crossover_by_chip(x: np.ndarray, series: Sequence[Series], *, names: Sequenc
     x = np.asarray(x, float)
     spec = Spec()
     spec.log_x = {1: not x_is_year}
-    _band(spec, band, horizontal=True, text="100–200k: where frontier context stalled (GPT-4 era onward)")
+    _band(spec, band, horizontal=True, text="where frontier context stalled (GPT-4 era onward)")
     if month is not None:
         spec.hline(month, color=MONTH_COLOR, dash="dot", width=2)
-        spec.label(0.01, float(np.log10(month)), "100M tokens: 'a month on the job' in context", x_is_data=False,
-                   y_is_data=True, xanchor="left", yanchor="bottom", font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
+        spec.label(0.01, float(np.log10(month)), f"{tokens(month)} tokens: 'a month on the job' in context",
+                   x_is_data=False, y_is_data=True, xanchor="left", yanchor="bottom",
+                   font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
     unit = "" if x_is_year else " FLOP/B"
     xfmt = "%{x:.1f}" if x_is_year else "%{x:.0f}"
     for s in series:
@@ -199,11 +205,12 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
     Dwarkesh's 100M line."""
     f = np.asarray(fraction, float)
     spec = Spec()
-    _band(spec, band, horizontal=True, text="100–200k: where context stalled")
+    _band(spec, band, horizontal=True, text="where context stalled")
     if month is not None:
         spec.hline(month, color=MONTH_COLOR, dash="dot", width=2)
-        spec.label(0.99, float(np.log10(month)), "100M: a month on the job", x_is_data=False, y_is_data=True,
-                   xanchor="right", yanchor="bottom", font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
+        spec.label(0.99, float(np.log10(month)), f"{tokens(month)}: a month on the job", x_is_data=False,
+                   y_is_data=True, xanchor="right", yanchor="bottom",
+                   font={"size": FONT_SIZE - 4, "color": MONTH_COLOR})
     for c in curves:
         spec.scatter(x=f, y=c.y, mode="lines", name=c.name, line={"color": c.color, "dash": c.dash, "width": c.width},
                      hovertemplate="f = %{x:.3g}: T = %{y:,.0f} tokens<extra>" + c.name + "</extra>")
@@ -226,4 +233,41 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
                                          range=[float(np.log10(f.min())) - 0.05, float(np.log10(f.max())) + 0.05]),
                               yaxis=axis("context where KV read = matmul time [tokens]", tickformat="~s",
                                          range=[float(np.log10(ylo)) - 0.3, float(np.log10(yhi)) + 0.3]))
+    return spec.figure()
+
+
+def ratio_by_chip(year: np.ndarray, ratio: np.ndarray, *, names: Sequence[str], short: Sequence[str],
+                  labelled: Sequence[bool], current: int | None, claim: float, claim_text: str, dtype: str,
+                  title: str = "FLOP/s ÷ HBM bytes/s, chip by chip") -> go.Figure:
+    """Each chip preset's F/bw [FLOP/B] (linear y) against its announcement year: the `labelled` points and
+    the lowest and highest carry their short name and value (every point names itself on hover), the current
+    chip is ringed, and the lecture's round figure `claim` is a dashed horizontal line named `claim_text` in
+    the legend."""
+    x, y = np.asarray(year, float), np.asarray(ratio, float)
+    spec = Spec()
+    spec.log_x = {1: False}
+    spec.hline(claim, color=REFERENCE_COLOR, dash="dash", width=3)
+    spec.scatter(x=[None], y=[None], mode="lines", name=claim_text,
+                 line={"color": REFERENCE_COLOR, "dash": "dash", "width": 3})
+    show = [bool(m) for m in labelled]
+    fin = np.flatnonzero(np.isfinite(y))
+    for i in (fin[np.argmin(y[fin])], fin[np.argmax(y[fin])]) if fin.size else ():
+        show[int(i)] = True
+    text = [f"{s} {v:.0f}" if m else "" for s, v, m in zip(short, y, show)]
+    spec.scatter(x=x, y=y, mode="markers+text", name=f"chip preset: F/bw at {dtype}", text=text,
+                 textposition=label_positions(x, y, show, log_x=False),
+                 textfont={"size": FONT_SIZE - 4, "color": DENSE_COLOR},
+                 marker={"size": 13, "color": DENSE_COLOR, "line": {"width": 1, "color": "white"}},
+                 customdata=list(names), cliponaxis=False,
+                 hovertemplate="%{customdata}<br>%{x:.1f}: %{y:.0f} FLOP/B<extra></extra>")
+    if current is not None and 0 <= current < len(x):
+        spec.scatter(x=[x[current]], y=[y[current]], mode="markers", name=f"current chip: {short[current]}",
+                     marker={"size": 24, "color": NOW_MARKER["color"], "symbol": "circle-open", "line": {"width": 3}},
+                     cliponaxis=False, hoverinfo="skip")
+    xf, yf = x[np.isfinite(x)], _finite_pos(y, [claim])
+    spec.layout = base_layout(title, height=480, hovermode="closest",
+                              xaxis=axis("chip announced (year)", log=False, dtick=1,
+                                         range=[float(xf.min()) - 0.6, float(xf.max()) + 0.8] if xf.size else None),
+                              yaxis=axis(f"FLOP/s ÷ HBM bytes/s at {dtype} [FLOP/B]", log=False,
+                                         range=[0.0, 1.15 * float(yf.max()) if yf.size else 1.0]))
     return spec.figure()

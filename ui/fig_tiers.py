@@ -103,11 +103,13 @@ def cost_vs_hold(hold_s: np.ndarray, tiers: Sequence[TierLine], recompute_usd_pe
                  ttls: Sequence[tuple[float, str]] = (),
                  provider: ProviderCurve | None = None,
                  refs: Sequence[tuple[str, float, str]] = (),
+                 handovers: Sequence[tuple[float, float, str]] = (),
                  title: str = "Cost of holding one token's KV, then reading it back") -> go.Figure:
     """USD per million tokens [log] against hold time [s, log]: one line per tier (hold + retrieve), the
     recompute cost flat, the cheapest option drawn thick with the hold-time ranges shaded in its colour;
     cache lifetimes (TTLs) as vertical lines, a provider's price for holding a cached token as a purple
-    dotted curve and `refs` (label, USD/Mtok, colour) as dash-dot horizontal lines."""
+    dotted curve and `refs` (label, USD/Mtok, colour) as dash-dot horizontal lines; `handovers` (hold time,
+    USD/Mtok, label) mark where neighbouring options' lines cross (model.economics.neighbour_handover_s)."""
     t = np.asarray(hold_s, float)
     spec = Spec()
     labels = np.asarray(option_names, dtype=object)[np.asarray(cheapest, int)]
@@ -149,6 +151,17 @@ def cost_vs_hold(hold_s: np.ndarray, tiers: Sequence[TierLine], recompute_usd_pe
             spec.vline(x, color=TTL_COLOR, dash="dash", width=2)
             spec.label(x, 0.0, label, yanchor="bottom", xanchor="left", xshift=4,
                        font={"size": FONT_SIZE - 3, "color": TTL_COLOR})
+    hx = [(x, y, s) for x, y, s in handovers if np.isfinite(x) and t.min() <= x <= t.max() and np.isfinite(y) and y > 0]
+    if hx:
+        lo_t, hi_t = np.log10(t.min()), np.log10(t.max())
+        right = [np.log10(h[0]) > lo_t + 0.75 * (hi_t - lo_t) for h in hx]     # keep labels inside the plot
+        spec.scatter(x=[h[0] for h in hx], y=[h[1] for h in hx], mode="markers+text",
+                     name="hand-over t× (neighbouring lines cross)", text=[h[2] for h in hx],
+                     textposition=["bottom left" if r else "bottom right" for r in right],
+                     textfont={"size": FONT_SIZE - 3, "color": ENVELOPE_COLOR},
+                     marker={"symbol": "x-thin", "size": 16, "line": {"width": 3, "color": ENVELOPE_COLOR}},
+                     cliponaxis=False, customdata=[h[2] for h in hx],
+                     hovertemplate="%{customdata}: t× = %{x:.3g} s, $%{y:.3g}/Mtok<extra>hand-over</extra>")
     if now is not None and np.isfinite(now[1]) and now[1] > 0:
         spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"now: {now[2]}",
                      marker=NOW_MARKER, cliponaxis=False,

@@ -173,8 +173,9 @@ def step_floor(view: View) -> Shown:
            rf"{{{C:g}\times{tex_num(s.hbm_bandwidth, 'B/s')}}} = {_t(floor)}")
     return Shown(fig, (tex,),
                  f"Every step reads all {bytes_(s.weight_bytes)} of weights once, so no "
-                 f"batch is faster than {seconds(floor)} per token: at small batch, more sequences ride along for "
-                 f"free (B = {B:g} now: {seconds(float(now.t_step_s))}, {now.bound}-bound).",
+                 f"batch is faster than {seconds(floor)} per token: while the weight read sets the step, more "
+                 f"sequences ride along almost for free (B = {B:g} now: {seconds(float(now.t_step_s))}, "
+                 f"{now.bound}-bound).",
                  "Latency per token = one decode step (each sequence gets one token per step). Shading: what bounds "
                  "the step. Grey: weights + KV do not fit in HBM.")
 
@@ -203,8 +204,8 @@ def step_balance(view: View) -> Shown:
            rf"{F / bw:.0f}\times{s.model.sparsity:.3g}\times\frac{{{s.precision.weight_bytes_per_param:g}}}{{2}}"
            rf" = {tex_int(b0)}")
     return Shown(fig, (tex,),
-                 f"The weight fetch is shared by the batch, compute is not: cost falls until B* ≈ {number(b0)} "
-                 f"(F/bw ≈ {F / bw:.0f} × sparsity {s.model.sparsity:.3g}), then stays flat. {last}",
+                 f"The weight fetch is shared by the batch, compute is not: with no KV, cost falls until B* ≈ "
+                 f"{number(b0)} (F/bw ≈ {F / bw:.0f} × sparsity {s.model.sparsity:.3g}), then stays flat. {last}",
                  "Cost per token ∝ step time ÷ batch, at this chip's rental price.")
 
 
@@ -294,8 +295,10 @@ def step_moe(view: View) -> Shown:
            rf"t_{{comm}}(G{{=}}{G}) = {_t(float(now_at.t_comm_s))}")
     return Shown(fig, (tex,),
                  note + f"An expert layer's all-to-all stays on the fast scale-up links up to the domain's {D} "
-                 "chips; spread it wider and part of every token's traffic crosses the ~8× slower scale-out "
-                 "network: one rack bounds an expert layer.",
+                 "chips; spread it wider and part of every token's traffic crosses the scale-out network"
+                 + (f", {hw.scaleup_bandwidth_bytes_per_s / hw.scaleout_bandwidth_bytes_per_s:.3g}× slower here "
+                    "(the lecture: ~8×)" if hw.scaleout_bandwidth_bytes_per_s and hw.scaleup_bandwidth_bytes_per_s
+                    else "") + ": one rack bounds an expert layer.",
                  "t_comm = the MoE all-to-all per decode step (dispatch + combine); the domain's edge marked.")
 
 
@@ -529,7 +532,7 @@ def step_tiers(view: View) -> Shown:
     return Shown(fig, (tex, tex2),
                  f"To keep a returning prompt's KV ({bytes_(kv)} per token for {model.name}) for {seconds(hold)}, "
                  f"{where}. The cheapest place moves to slower, cheaper-per-byte tiers as the hold time grows — "
-                 f"{handover}: roughly, the lecture's tier whose drain time matches the hold time.",
+                 f"{handover}. The lecture's rule of thumb: the tier whose drain time matches the hold time.",
                  "Cost per million tokens of holding a token's KV for the hold time t and reading it back once "
                  "(hold = KV ÷ capacity × device \\$/s × t; read-back = KV ÷ bandwidth × device \\$/s, 0 from HBM), "
                  "against recomputing it by prefill (dashed); thick: the cheapest. Drain time = capacity ÷ "
@@ -591,7 +594,8 @@ def step_context(view: View) -> Shown:
                  f"batch makes {model.name}'s decode compute-bound and every extra token of context costs more. "
                  f"The lecture's frontier model ({number(LECTURE_ACTIVE_PARAMS)} active, "
                  f"{bytes_(kv_ref.full_bytes_per_token)} of KV per token) crosses at ≈ {tokens(tc_ref)} on this chip — "
-                 f"only bw/F enters, and it has barely moved: context stalled near 100–200k. Reading a fraction "
+                 f"only the chip's F/bw enters ({F / bw:,.0f} here; the lecture calls it stable near 300, the chip "
+                 f"presets are charted on the Context page). Reading a fraction "
                  f"f = {f:g} moves the crossover to {tokens(tc_frac)}, at a quality risk.",
                  f"Cost per output token at B = {B:g} against context (log–log): dense attention, reading a fraction "
                  f"f of the context, and reading √(K·T) past a knee K; dotted: the matmul and weight-read floors; "

@@ -78,9 +78,12 @@ with c1:
                                  b_star=b_star_kv, b_star_no_kv=b_star0, b_now=B, y_now=float(now.t_step_s) * 1e3,
                                  extra=extra)
     export.chart(fig, key="latency_vs_batch")
-    st.caption("Latency per token = one decode step. Flat at small batch (every weight must be read once: "
-               "the latency floor W/(C·bw)), then rising once compute or KV reads dominate. Grey: weights + KV "
-               "do not fit in HBM.")
+    w0 = float(sweep.t_weights_s[0] / sweep.t_step_s[0])
+    st.caption("Latency per token = one decode step. Every weight must be read once per step: the latency floor "
+               f"W/(C·bw) = {seconds(float(sweep.t_weights_s[0]))}. At B = {grid[0]:g} the weight read is "
+               f"{100 * w0:.3g} % of the step, so the curve "
+               + ("starts flat, near the floor, " if w0 >= 0.5 else "is already off the floor ")
+               + "and rises as compute or KV reads take over. Grey: weights + KV do not fit in HBM.")
 with c2:
     per_tok = C * price / 3600.0 / (grid * s.deployment.tokens_per_step) * 1e6
     extra = [("matmul", sweep.t_matmul_s * per_tok, figures.TERM_COLORS["matmul"]),
@@ -123,4 +126,5 @@ with c4:
                                    (float(now.tokens_per_s_per_user), float(now.tokens_per_s_per_chip), B)),
                     key="pareto")
     st.caption("Each batch is one point: bigger batches give more tokens per chip (cheaper) but fewer per user "
-               "(slower). The curve is the best any engine could do on this hardware.")
+               "(slower). The curve is the roofline's bound on this hardware: no engine does better at the sidebar's "
+               "MFU and bandwidth utilisation.")

@@ -2,14 +2,18 @@
 
 Past the context T_c where one sequence's KV read per decode step takes as long as its matmuls,
 kv(T_c)/bw = 2·Na/F, no batch size makes decode compute-bound and every extra token of context
-costs more.  T_c depends on the chip only through bw/F, which has stayed near 1/300 (bf16) from
-A100 to Blackwell — so for the lecture's frontier model (100B active, ≈2 KB of KV per token) it
-has stayed near 100–200k tokens.  Sparse attention reads a fraction of the context and moves T_c
-out by 1/f (or to T_c²/K for the lecture's rough "square root in this term"), at a quality risk.
+costs more.  T_c depends on the chip only through bw/F.  The lecture calls F/bw "around 300" and
+"reasonably stable" from A100 to H100 to B100; the chip presets say otherwise (bf16: A100 153, H100 295,
+B200 281, Rubin Ultra 544, TPU v6e 560), and the page shows both.
+Sparse attention reads a fraction of the context and moves T_c out
+by 1/f (or to T_c²/K for the lecture's rough "square root in this term"), at a quality risk.
 The KV-cache page (views/kv_cache.py) has the batch × context bound map and the price-tier inversion.
 """
 
+import itertools
+
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from model import KVLayout, decode_step, kv_crossover_context
@@ -36,6 +40,10 @@ KNEE_OPTIONS = [256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 X_OPTIONS = ["year", "ratio"]
 T_MIN, T_MAX = 512.0, 1e8                 # the cost chart's range: up to Dwarkesh's 100M tokens
 LABELLED_CHIPS = ("a100", "h100", "h200", "b200", "vera-rubin", "rubin-ultra")
+LECTURE_RATIO = 300.0                      # §2.1: F/bw "somewhere around 300" on most GPUs
+LECTURE_RATIO_CHIPS = ("a100", "h100", "b200")   # "reasonably stable" A100 → H100 → B100 (B100: no preset; B200)
+LECTURE_RATIO_DTYPE = "bf16"               # … at bf16 FLOP/s per byte (lecture.md §2.1: A100 153, H100 295)
+NEAR = (200.0, 400.0)                      # "near 300": within a third of it
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"   # 01:32:52 deducing long-context memory costs from prices
 
 
@@ -151,7 +159,8 @@ m[3].metric("Lecture model: KV = compute", where(tc_ref),
 # ---------------------------------------------------------------- equations with today's numbers
 st.markdown("**Where the KV read overtakes compute** (lecture §2.5, [01:32:52]("
             f"{VIDEO})): set one sequence's KV read per step equal to its matmul time. Only the chip's "
-            "bytes/s per FLOP/s enters — and that ratio has barely moved in five years.")
+            f"FLOP/s per byte/s enters: F/bw = {F / bw:,.0f} FLOP/B on {short_name(hw.name)} at "
+            f"{s.precision.compute}. How much that ratio moved from chip to chip is charted below.")
 if not windowed:
     st.latex(rf"T_c = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
              rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
@@ -199,8 +208,57 @@ st.caption(f"Cost per output token at B = {B:g} on C = {view.chips:g} chips (ide
            f"longer fits in HBM (storage is the same for every rule). Yellow: 100–200k, where frontier context has "
            f"sat since GPT-4 (§2.8).")
 
+# ---------------------------------------------------------------- F/bw chip by chip: the lecture's claim and the data
+# The lecture's ≈ 300 is bf16 FLOP/s per byte (lecture.md §2.1), so this section reads the presets at bf16.
+gens16 = generations(hardware_presets(), LECTURE_RATIO_DTYPE)
+r16 = gens16.flops_per_byte                           # datasheet F/bw at bf16 [FLOP/B]
+if len(gens16.keys):
+    st.subheader(f"F/bw chip by chip: the lecture's ≈ {LECTURE_RATIO:.0f} and the presets")
+    cur16 = gens16.keys.index(view.chip_key) if view.chip_key in gens16.keys else None
+    fig = fig_context.ratio_by_chip(
+        gens16.year, r16, names=[f"{n} ({d})" for n, d in zip(gens16.names, gens16.date)],
+        short=[short_name(n) for n in gens16.names],
+        labelled=[k in LABELLED_CHIPS or k == view.chip_key for k in gens16.keys], current=cur16,
+        claim=LECTURE_RATIO, claim_text=f"the lecture: ≈ {LECTURE_RATIO:.0f}, 'reasonably stable' A100 → H100 → B100",
+        dtype=LECTURE_RATIO_DTYPE,
+        title=f"FLOP/s ÷ HBM bytes/s of each chip preset ({LECTURE_RATIO_DTYPE} FLOP/s, datasheet)")
+    export.chart(fig, key="cx_ratio")
+    st.dataframe(pd.DataFrame({
+        "chip": [short_name(n) for n in gens16.names], "announced": list(gens16.date),
+        f"{LECTURE_RATIO_DTYPE} FLOP/s": [f"{v / 1e12:,.0f} T" for v in gens16.flops],
+        "HBM bandwidth": [f"{v / 1e12:.3g} TB/s" for v in gens16.hbm_bandwidth],
+        "F/bw [FLOP/B]": [round(float(v)) for v in r16]}), hide_index=True, width="stretch", height=250)
+    lec = [(short_name(gens16.names[gens16.keys.index(k)]), float(r16[gens16.keys.index(k)]))
+           for k in LECTURE_RATIO_CHIPS if k in gens16.keys]
+    steps = " → ".join(f"{n} **{v:.0f}**" for n, v in lec)
+    moves = ", ".join(f"×{b[1] / a[1]:.2g} from {a[0]} to {b[0]}" for a, b in itertools.pairwise(lec))
+    lo_r, hi_r = int(np.argmin(r16)), int(np.argmax(r16))
+    near = int(np.sum((r16 >= NEAR[0]) & (r16 <= NEAR[1])))
+    top = np.argsort(-r16)[:2]
+    verdict = (f"every chip here is within {NEAR[0]:.0f}–{NEAR[1]:.0f}, so 'about {LECTURE_RATIO:.0f}' holds"
+               if near == len(r16) else
+               f"so 'about {LECTURE_RATIO:.0f}' fits {near} of {len(r16)} chips — a rule of thumb, not a constant")
+    st.markdown(
+        f"**The lecture** (§2.1): FLOP/s ÷ memory bandwidth is 'somewhere around {LECTURE_RATIO:.0f}' on most "
+        "GPUs and has stayed 'reasonably stable' from A100 to H100 to B100. **The presets** "
+        f"({LECTURE_RATIO_DTYPE} FLOP/s ÷ HBM bytes/s, datasheet figures): "
+        + (f"{steps} ({moves}; B100 has no preset, B200 stands in). " if len(lec) > 1 else "")
+        + f"Across all {len(r16)} chips it runs from **{r16[lo_r]:.0f}** ({short_name(gens16.names[lo_r])}) to "
+        f"**{r16[hi_r]:.0f}** ({short_name(gens16.names[hi_r])}), a {r16[hi_r] / r16[lo_r]:.2g}× spread; the highest "
+        "are " + " and ".join(f"{short_name(gens16.names[i])} ({r16[i]:.0f})" for i in top)
+        + f"; {near} of {len(r16)} lie within {NEAR[0]:.0f}–{NEAR[1]:.0f}: {verdict}. Since T_c ∝ bw/F, the "
+          "context where KV overtakes compute moves inversely with it.")
+    if s.precision.compute != LECTURE_RATIO_DTYPE and view.chip_key in gens16.keys \
+            and s.precision.compute in hw.compute_dtypes():
+        st.caption(f"The sidebar computes at {s.precision.compute}: {short_name(hw.name)} gives "
+                   f"{hw.flops(s.precision.compute) / hw.hbm_bandwidth_bytes_per_s:,.0f} {s.precision.compute} "
+                   f"FLOP per byte against {r16[cur16]:.0f} at {LECTURE_RATIO_DTYPE} — the lecture's "
+                   f"{LECTURE_RATIO:.0f} is the {LECTURE_RATIO_DTYPE} figure.")
+
 # ---------------------------------------------------------------- chart 2: chip generations (one vectorised call)
 gens = generations(hardware_presets(), s.precision.compute)
+ratio_g = gens.flops_per_byte                         # datasheet F/bw at the compute dtype [FLOP/B]
+cur = gens.keys.index(view.chip_key) if view.chip_key in gens.keys else None
 F_g = gens.flops * s.deployment.mfu
 bw_g = gens.hbm_bandwidth * s.deployment.bw_util
 tc_ref_g = compute_crossover_context(kv_ref, na_ref, F_g, bw_g)
@@ -208,7 +266,6 @@ tc_mod_g = compute_crossover_context(kv, Na, F_g, bw_g)
 tc_frac_g = compute_crossover_context(kv, Na, F_g, bw_g, "fraction", f_now)
 ratio_mode = ss["cx_x"] == "ratio"
 x = gens.flops_per_byte * s.deployment.mfu / s.deployment.bw_util if ratio_mode else gens.year
-cur = gens.keys.index(view.chip_key) if view.chip_key in gens.keys else None
 curve_x = np.geomspace(float(x.min()) / 1.2, float(x.max()) * 1.2, 120) if ratio_mode and x.size else None
 ref_name = f"lecture reference: {number(na_ref)} active, {bytes_(kv_ref.full_bytes_per_token)}/token"
 # label NVIDIA's line and the current chip; the rest are named on hover (too many share a year to label all)
@@ -230,10 +287,14 @@ if len(gens.keys):
         title=f"Where KV overtakes compute, chip by chip ({s.precision.compute} FLOP/s, {s.precision.kv} KV)")
     export.chart(fig, key="cx_generations")
     lo_i, hi_i = int(np.nanargmin(tc_ref_g)), int(np.nanargmax(tc_ref_g))
-    st.caption(f"Each point: one chip preset, T_c = 2·Na·bw/(F·kv_tok) — only bw/F of the chip enters. FLOP/s and "
-               f"bandwidth both grew (A100 → Rubin), their ratio did not: the lecture's reference model crosses "
+    f0, f1 = 0, int(np.argmax(gens.flops))            # the earliest chip and the one with most FLOP/s
+    st.caption(f"Each point: one chip preset, T_c = 2·Na·bw/(F·kv_tok) — only bw/F of the chip enters. From "
+               f"{short_name(gens.names[f0])} to {short_name(gens.names[f1])} FLOP/s grew "
+               f"{gens.flops[f1] / gens.flops[f0]:.3g}× and bandwidth "
+               f"{gens.hbm_bandwidth[f1] / gens.hbm_bandwidth[f0]:.3g}×, "
+               f"so F/bw moved {ratio_g[f1] / ratio_g[f0]:.3g}×: the lecture's reference model crosses "
                f"between {tokens(tc_ref_g[lo_i])} ({short_name(gens.names[lo_i])}) and {tokens(tc_ref_g[hi_i])} "
-               f"({short_name(gens.names[hi_i])}) on every chip here. {model.name} stores "
+               f"({short_name(gens.names[hi_i])}) across the chips here. {model.name} stores "
                f"{bytes_(kv_tok)} of KV per token ({kv_tok / kv_ref.full_bytes_per_token:,.3g}× the reference's) for "
                f"{number(Na)} active parameters, so on {short_name(hw.name)} it crosses at {where(tc['dense'])} "
                f"tokens instead of {where(tc_ref)}. Announced, not shipping: "
@@ -259,8 +320,12 @@ fig = fig_context.crossover_vs_fraction(
     title=f"Context reachable before KV dominates, against the fraction read ({short_name(hw.name)})")
 export.chart(fig, key="cx_fraction")
 read_100m = float(s.kv_read(MONTH_ON_THE_JOB_TOKENS))
-st.caption(f"T_c(f) = T_c/f: reading 1/10 of the context buys 10× the context at the same cost per token. Dashed: the "
-           f"√T rule — past the knee the crossover jumps to T_c²/K. For scale, one sequence at 100M tokens reads "
+st.caption(f"T_c(f): reading a fraction f = {f_now:g} of the context moves {model.name}'s crossover from "
+           f"{where(tc['dense'])} to {where(tc['fraction'])} tokens"
+           + (f" ({tc['fraction'] / tc['dense']:.3g}×; T_c/f for full attention)"
+              if np.isfinite(tc["fraction"]) and np.isfinite(tc["dense"]) and tc["dense"] > 0 else "")
+           + ". Dashed: the √T rule — past the knee the crossover jumps to T_c²/K. For scale, one sequence at 100M "
+           f"tokens reads "
            f"{bytes_(read_100m)} of {model.name}'s KV per dense step: {seconds(read_100m / bw)} at "
            f"{short_name(hw.name)}'s bandwidth, per token, against {seconds(2 * Na / F)} of matmuls.")
 st.warning(

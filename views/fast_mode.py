@@ -196,8 +196,11 @@ export.chart(fig, key="fast_mode_curves")
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
 st.caption(f"Time per output token (left) and cost per million output tokens (right) against batch at "
            f"T = {tokens(T)}. Fast mode moves left, down to the latency floor W/(C·bw) = {seconds(latency_floor_s)} "
-           f"(one HBM drain M/bw = {seconds(drain)}), and up the weights ÷ B cost curve; a slow mode gains little "
-           f"above the floor of {usd(cost_floor)}/Mtok, where compute and KV are paid per token. Dotted: no KV "
+           f"(one HBM drain M/bw = {seconds(drain)}), and up the weights ÷ B cost curve. A slower mode (bigger "
+           f"batch) cannot go below the floor of {usd(cost_floor)}/Mtok, where compute and KV are paid per token"
+           + (f": at most {100 * (1 - cost_floor / fm.usd_per_mtok_standard):.3g} % off the standard batch's "
+              f"{usd(fm.usd_per_mtok_standard)}/Mtok" if solved and fm.usd_per_mtok_standard else "")
+           + ". Dotted: no KV "
            "(hollow: its operating points); grey dashes: weights + KV do not fit in HBM; shading: the bound.")
 
 # ---------------------------------------------------------------- the equations with today's numbers

@@ -4,8 +4,10 @@ from API pricing", 01:32:52, https://youtu.be/xmkSf5IS-zw?t=5572).
 A returning prompt's KV can wait in HBM, be parked in DDR, flash or disk and copied back, or be thrown
 away and recomputed by a prefill pass.  Holding costs the device's share per second, reading back costs
 the device's time at its bandwidth, recomputing costs 2·Na FLOPs per token: the cheapest place moves to
-slower, cheaper-per-byte tiers as the hold time grows — roughly the tier whose drain time (capacity ÷
-bandwidth) is the hold time.  Then: what a prefix-cache hit rate does to the cost of a request.
+slower, cheaper-per-byte tiers as the hold time grows.  The lecture's rule of thumb is the tier whose drain
+time (capacity ÷ bandwidth) is the hold time; the page shows where neighbouring tiers' cost lines actually
+cross, t× = (aⱼ − aᵢ)/(bᵢ − bⱼ) (model.economics.neighbour_handover_s), beside the drain times.
+Then: what a prefix-cache hit rate does to the cost of a request.
 """
 
 from dataclasses import replace
@@ -25,6 +27,7 @@ from model.economics import (
     hbm_tier,
     list_cache_usd_per_mtok,
     list_price_request,
+    neighbour_handover_s,
     recompute_cost,
     request_with_cache,
 )
@@ -148,10 +151,11 @@ except ValueError as e:
 rec = float(recompute_cost(s))
 
 # ---------------------------------------------------------------- one call: every tier over every hold time
-grid = np.unique(np.append(HOLD_GRID, hold))
+grid = np.unique(np.append(HOLD_GRID, [hold, TTL_5M_S, TTL_1H_S]))
 i_now = int(np.searchsorted(grid, hold))
 costs = cache_tier_costs(tiers, kv, rec, grid)
 env = cheapest_envelope(costs)
+t_x = neighbour_handover_s(costs)                   # where option i's line crosses option i+1's  [s]
 names = [label(t) for t in tiers] + ["recompute"]
 k_now = int(costs.cheapest[i_now])
 best_usd = float(costs.cheapest_usd[i_now])
@@ -165,7 +169,9 @@ st.markdown(
     f"device's time at its bandwidth; throwing it away costs a prefill pass to recompute it. The lecture "
     f"([§2.7, 01:32:52]({VIDEO})): pick the tier whose **drain time ≈ the hold time** — HBM ≈ 20 ms, DDR "
     f"1–10 s, flash ~1 min, disk ~1 h — so 5-minute and 1-hour cache lifetimes probably live in flash and disk "
-    f"(or DDR and flash).")
+    f"(or DDR and flash). On this system, with these tiers, the cheapest place at 5 min is "
+    f"**{names[int(costs.cheapest[int(np.searchsorted(grid, TTL_5M_S))])]}** and at 1 h "
+    f"**{names[int(costs.cheapest[int(np.searchsorted(grid, TTL_1H_S))])]}**.")
 
 # ---------------------------------------------------------------- 1. the tiers and their drain times
 st.subheader("1. The tiers: capacity, bandwidth, cost → drain time")
@@ -203,12 +209,17 @@ with right:
                                 [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers],
                                 [LECTURE_DRAIN_S.get(t.medium) for t in tiers])
     export.chart(fig, key="tiers_drain")
+    off = [f"{label(t)} {duration(t.drain_s)} (lecture {LECTURE_DRAIN_S[t.medium][2]})" for t in tiers
+           if t.medium in LECTURE_DRAIN_S and not (LECTURE_DRAIN_S[t.medium][0] / 1.5 <= t.drain_s
+                                                   <= LECTURE_DRAIN_S[t.medium][1] * 1.5)]
     st.caption("Drain time = capacity ÷ read bandwidth: how long one device takes to read all it holds. Bars: "
                "these devices; diamonds: the lecture's round figures. A bigger device at the same bandwidth drains "
-               "slower — today's 15 TB SSDs and 24 TB disks take minutes to a day, not the lecture's ~1 min and ~1 h.")
-if any(presets.uncertain_fields(t) for t in tiers):
-    st.caption("⚠ The DDR, flash and disk prices are purchase prices spread over four years (no power, space or "
-               "margin) and are flagged uncertain; edit them above with your own.")
+               "slower" + (f" — outside the lecture's figure by more than 1.5×: {'; '.join(off)}." if off
+                           else "; every tier here drains within 1.5× of the lecture's figure."))
+unc_price = [label(t) for t in tiers if "usd_per_hour" in presets.uncertain_fields(t)]
+if unc_price:
+    st.caption(f"⚠ Prices flagged uncertain ({', '.join(unc_price)}): the DDR, flash and disk presets are purchase "
+               "prices spread over four years (no power, space or margin); edit them above with your own.")
 
 # ---------------------------------------------------------------- 2. hold vs recompute
 st.subheader("2. Hold it, or recompute it?")
@@ -251,24 +262,64 @@ if offer is not None:
              fig_tiers.PROVIDER_COLOR)]
 lines = [fig_tiers.TierLine(f"{label(t)} (drain {duration(t.drain_s)})", costs.tier_usd[i] * 1e6,
                             fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY)) for i, t in enumerate(tiers)]
+a_opt = np.append(costs.retrieve_usd, rec)          # option i costs a_i + b_i·t per token
+b_opt = np.append(costs.hold_usd_per_s, 0.0)
+pairs = [f"{names[i]} → {names[i + 1]}" for i in range(len(t_x))]
+marks = [(float(t), float(a_opt[i] + b_opt[i] * t) * 1e6, f"{pairs[i]} {duration(t)}")
+         for i, t in enumerate(t_x) if np.isfinite(t) and t > 0]
 fig = fig_tiers.cost_vs_hold(
     grid, lines, rec * 1e6, costs.cheapest, names,
     [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers] + [fig_tiers.RECOMPUTE_COLOR],
     now=(hold, best_usd * 1e6, f"{names[k_now]} at {duration(hold)}"),
-    ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
+    ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs, handovers=marks,
     title=f"Holding one token's KV for t, then reading it back ({model.name})")
 export.chart(fig, key="tiers_cost")
 st.caption("Cost per million tokens of keeping a token's KV for the hold time t and reading it back once "
            "(hold = KV bytes ÷ capacity × device $/s × t; read = KV bytes ÷ bandwidth × device $/s; 0 from HBM), "
-           "against recomputing it with a prefill (dashed). Shading and the thick line: the cheapest option. "
+           "against recomputing it with a prefill (dashed). Shading and the thick line: the cheapest option; ×: "
+           "where neighbouring options' lines cross (hand-over t×). "
            "Purple: the provider's list prices for its own model (lifetimes 5 min and 1 h)"
            + (f": {how}." if how else "."))
 
 handover = " → ".join(f"**{names[i]}**" + (f" up to {duration(t)}" if j < len(env.switch_s) else "")
                       for j, (i, t) in enumerate(zip(env.order, (*env.switch_s, np.inf))))
-st.markdown(f"Cheapest place, as the hold time grows: {handover}. Within a tier, holding costs as much as the "
-            "read-back at t = its drain time, so each line bends upward there; the hand-over to the next tier "
-            "falls between neighbouring drain times.")
+
+
+def versus_drain(i: int, t: float) -> str:
+    """Where hand-over t (option i → i+1) falls against the two tiers' drain times, in words."""
+    d_i = tiers[i].drain_s
+    if i + 1 >= len(tiers):
+        return f"{'above' if t > d_i else 'below'} {names[i]}'s drain time ({duration(d_i)})"
+    d_j = tiers[i + 1].drain_s
+    lo, hi = min(d_i, d_j), max(d_i, d_j)
+    if lo <= t <= hi:
+        return f"between the drain times ({duration(d_i)} and {duration(d_j)})"
+    side = "below" if t < lo else "above"
+    return f"{side} both drain times ({duration(d_i)} and {duration(d_j)})"
+
+
+def handover_words(i: int, t: float) -> str:
+    if not np.isfinite(t):
+        return f"{pairs[i]}: never ({names[i + 1]} is never the cheaper of the two)"
+    if t <= 0:
+        return f"{pairs[i]}: at once ({names[i + 1]} is cheaper at every hold time)"
+    return f"{pairs[i]} at **{duration(t)}**, {versus_drain(i, t)}"
+
+
+skipped = [i for i in range(len(names)) if i not in env.order]
+n_between = sum(1 for i, t in enumerate(t_x[:-1]) if np.isfinite(t) and t > 0
+                and min(tiers[i].drain_s, tiers[i + 1].drain_s) <= t <= max(tiers[i].drain_s, tiers[i + 1].drain_s))
+st.markdown(
+    f"Cheapest place, as the hold time grows: {handover}. Within a tier, holding costs as much as the read-back at "
+    "t = its drain time (HBM has nothing to read back). Where two neighbouring options' lines cross (× on the "
+    r"chart, $t_\times = (a_j - a_i)/(b_i - b_j)$ for costs $a + b\,t$ per token): "
+    + "; ".join(handover_words(i, t) for i, t in enumerate(t_x)) + ". "
+    f"Below t× the faster option is cheaper — its dearer hold has not yet cost the slower tier's read-back; above "
+    f"it, the slower one. The lecture's rule of thumb puts each hand-over near a drain time; here {n_between} of "
+    f"{len(t_x) - 1} neighbouring-tier crossings fall between the two tiers' drain times."
+    + (f" A crossing is a hand-over only where both options are on the cheapest path: "
+       f"{' and '.join(names[i] for i in skipped)} never {'is' if len(skipped) == 1 else 'are'} the cheapest here, "
+       "so the path above steps over " + ("it." if len(skipped) == 1 else "them.") if skipped else ""))
 
 ratio_phys = rec / tier_usd_now if tier_usd_now > 0 else float("inf")
 m2 = st.columns(4)

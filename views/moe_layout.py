@@ -332,9 +332,9 @@ def tp_section(dense: bool) -> None:
                               "0 = bandwidth only, the ideal roofline.")
     text_col.markdown("Tensor parallelism splits every weight matrix over G GPUs: the weight fetch falls as 1/G, "
                       "but every layer now ends in **two all-reduces** of the batch's activations (after attention "
-                      "and after the MLP), each 2(G − 1) ring steps. The steps are tiny and latency-bound, and "
-                      "they grow with G: past some G the split stops paying. With MoE the experts are small, so "
-                      "DeepSeek-style serving uses expert parallelism instead (lecture §2.10).")
+                      "and after the MLP), each 2(G − 1) ring steps, so their time grows with G and can outweigh "
+                      "what the split saves. With MoE the experts are small, so DeepSeek-style serving uses expert "
+                      "parallelism instead (lecture §2.10).")
     hop = float(ss["hop_us"]) * 1e-6
     if not bw_up or D < 2:
         st.info(f"{hw.name} has no scale-up links to split a layer over (domain {D}, "
@@ -353,6 +353,15 @@ def tp_section(dense: bool) -> None:
     sweep = decode_step(s, B, T, chips=g_grid, t_comm=np.stack([np.zeros_like(t_grid), t_grid]))
     fit_step = np.where(sweep.fits[1], sweep.t_step_s[1], np.inf)
     best = int(np.argmin(fit_step))
+    L_, hop_t = s.model.n_layers, float(2 * s.model.n_layers * 2 * (G_tp - 1) * hop)
+    if np.isfinite(fit_step[best]):
+        g_best = float(g_grid[best])
+        text_col.markdown(
+            f"Here (B = {B:g}, hop latency {ss['hop_us']:g} µs) the fastest G of 1 … {D} is **{g_best:,.0f}**"
+            + (": the split keeps paying up to the whole domain." if g_best >= float(g_grid[fit_step < np.inf].max())
+               else ": past it the all-reduces cost more than the smaller weight fetch saves.")
+            + (f" At G = {G_tp}, {100 * hop_t / t_tp:.3g} % of the all-reduce time is hop latency "
+               f"({L_} layers × 2 all-reduces × {2 * (G_tp - 1)} steps)." if t_tp > 0 else ""))
     _metric_row([
         ("TP all-reduce", seconds(t_tp),
          {"help": "2 all-reduces per layer, all L layers: bandwidth term + 2(G − 1) hop latencies."}),
@@ -400,7 +409,7 @@ else:
     st.info(f"**{m0.name}** is a dense model: it has no routed experts, so there is no expert layout, "
             "all-to-all or touched-expert fetch. Pick an MoE model in the sidebar (DeepSeek-V3, Kimi K2, "
             "Qwen3, gpt-oss, …) for that part. Below: tensor parallelism, how dense models are split over a "
-            "scale-up domain, and why it stopped paying.")
+            "scale-up domain, and where it stops paying.")
     st.subheader("Tensor parallelism")
     try:
         tp_section(dense=True)

@@ -304,7 +304,9 @@ with c1:
     if has_hit:
         extra = ""
         if offer.cache_write_5m_usd_per_mtok is not None:
-            extra = (f" Writing the cache costs more than fresh input: \\${offer.cache_write_5m_usd_per_mtok:g} "
+            w5 = float(table.cache_write_5m_over_input[i_off])
+            extra = (f" Writing the cache costs {'more than' if w5 > 1 else 'no more than'} fresh input: "
+                     f"\\${offer.cache_write_5m_usd_per_mtok:g} "
                      f"for 5 minutes ({float(table.cache_write_5m_over_input[i_off]):.3g}×)"
                      + (f", \\${offer.cache_write_1h_usd_per_mtok:g} for 1 hour "
                         f"({float(table.cache_write_1h_over_input[i_off]):.3g}×)"
@@ -313,9 +315,10 @@ with c1:
             f"From **{label(offer)}**: \\${offer.input_usd_per_mtok:g} fresh vs "
             f"\\${offer.cache_read_usd_per_mtok:g} cached per Mtok ({said(offer, pricing.USES['cache'])})."
             f"{extra} Reading a token's KV from HBM is {number(reload)}× cheaper than recomputing it on the "
-            f"roofline (dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, kv = {bytes_(kv_arch_now)}), so a "
-            f"{disc:.3g}× discount is not about bandwidth: the price pays for **holding** the KV between "
-            "requests, in whatever memory tier the provider parks it.")
+            f"roofline (dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, kv = {bytes_(kv_arch_now)}), "
+            + (f"so a {disc:.3g}× discount is not about bandwidth: the price pays for **holding** the KV between "
+               "requests, in whatever memory tier the provider parks it." if reload > disc else
+               f"no more than the {disc:.3g}× discount: at these dials reading the KV back could account for it."))
     else:
         st.info(f"{label(offer)} has no cache-hit price in the presets: pick another featured price above.")
     st.page_link("views/memory_tiers.py", label="Memory tiers: the cost of holding KV", icon=":material/storage:")

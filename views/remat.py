@@ -173,7 +173,8 @@ st.markdown(
     f"re-running the {tokens(T)}-token prefix every step, 2·Na·T/F = {seconds(rec_s)} per step on one chip, "
     f"against {seconds(read_s)} to read the cache ({number(float(mirror['speedup']))}× less) |\n"
     f"| **Rematerialisation** (training, s = {tokens(seq)}) | compute: one extra forward, {seconds(t_fwd)} per step "
-    f"on {tp:g} chip(s) (+33 %) | memory: {bytes_(saved)} of activations per chip (store all → RevNet) |")
+    f"on {tp:g} chip(s) (+{100 * (t_step['revnet'] / t_step['store'] - 1):.0f} %) | memory: {bytes_(saved)} of "
+    "activations per chip (store all → RevNet) |")
 st.caption("Pope: spending memory to save compute is 'generally profitable given where hardwares are' — FLOPs are "
            "plentiful next to HBM capacity, which is why inference caches and training recomputes when memory, not "
            f"compute, is what runs out. For scale: {model.name}'s weights, gradients and Adam state take "

@@ -11,6 +11,7 @@ import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits
 from model.cluster import largest_model_params, pipeline
+from model.presets import hardware_presets
 from ui import export, fig_scaleup, figures
 from ui.dials import BATCH_OPTIONS, choice_dial, page_dial
 from ui.equations import params, tex_num
@@ -242,14 +243,18 @@ st.latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M 
          rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
          rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
          rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}")
+hopper, blackwell = hardware_presets()["h100"], hardware_presets()["gb200"]   # the lecture's 'Hopper → Blackwell'
 st.markdown(
     f"**The lecture's point** (§1.7): pipelining fixes capacity; scale-up size fixes bandwidth, and with it "
     f"latency and long context. With {sx} stages each chip holds W/(C·P) = "
     f"{bytes_(float(pm.weight_bytes_per_chip))} of weights but still "
     f"{bytes_(float(pm.kv_bytes_per_chip))} of KV (the P's cancel, §1.6); the {C_big:g}-chip domain holds "
     f"{bytes_(float(dom.hbm_bytes_per_chip[1]))} per chip for {sx} × the sequences and reads them "
-    f"with {sx}× the bandwidth. Per-chip bandwidth grows 'maybe 1.5 or 2x per generation'; scale-up size grew 8× "
-    "from Hopper to Blackwell. Pipeline hops (0 here) are on the Pipelining page.")
+    f"with {sx}× the bandwidth. Per-chip bandwidth grows 'maybe 1.5 or 2x per generation'; scale-up size grew "
+    f"'8x' from Hopper (the lecture; the presets: {hopper.name} {hopper.scaleup_domain_chips:g} → {blackwell.name} "
+    f"{blackwell.scaleup_domain_chips:g} chips, "
+    f"{blackwell.scaleup_domain_chips / hopper.scaleup_domain_chips:.3g}×). Pipeline hops are not charged here; "
+    "they are on the Pipelining page.")
 if C_big > D:
     st.caption(f"C·{sx} = {C_big:g} is more than {hw.name}'s scale-up domain of {D:,}: the bigger domain here is a "
                "what-if (a next-generation rack of the same chips).")
