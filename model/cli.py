@@ -537,6 +537,7 @@ def cmd_pipeline(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except ValueError as e:
         raise CLIError(f"pipeline: {e}") from None
     hw, m = s.hardware, s.model
+    cut = cluster.pipeline_cut_check(m, hw.scaleup_bandwidth_bytes_per_s, hw.scaleout_bandwidth_bytes_per_s, P)
     rows = []
     for i, p in enumerate(a.stages):
         row = {"stages": int(p), "weight_bytes_per_chip": float(pm.weight_bytes_per_chip[i]),
@@ -545,10 +546,10 @@ def cmd_pipeline(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
                "fits": bool(pm.total_bytes_per_chip[i] <= hw.hbm_bytes), "latency_s": float(pm.latency_s[i]),
                "tokens_per_s": float(pm.tokens_per_s[i]),
                "training_bubble": float(cluster.training_bubble_fraction(p, a.micro_batches or p))}
-        if m.is_moe and m.n_layers and hw.scaleup_bandwidth_bytes_per_s and hw.scaleout_bandwidth_bytes_per_s:
-            row["cut_ratio"] = float(cluster.pipeline_cut_ratio(hw.scaleup_bandwidth_bytes_per_s,
-                                                                 hw.scaleout_bandwidth_bytes_per_s,
-                                                                 m.experts_per_token, m.n_layers / p))
+        row["moe_layers_per_stage"] = float(cut.moe_layers_per_stage[i])
+        row["cut_ratio"] = float(cut.ratio[i])                  # NaN → null, with the reason
+        if cut.reason[i]:
+            row["cut_reason"] = cut.reason[i]
         rows.append(row)
     data = {"inputs": _system_summary(s, a), "micro_batch": a.micro_batch, "context": a.context,
             "rows": rows}

@@ -131,3 +131,17 @@ def test_bad_files_name_the_problem(text, needle):
 def test_oversized_file_is_rejected():
     with pytest.raises(PresetError, match="limit"):
         parse_text(b"x" * (presets.MAX_FILE_BYTES + 1), "hardware")
+
+
+def test_moe_models_carry_a_sourced_moe_layer_count():
+    # Every MoE preset names its MoE layers, sourced to the model's config.json with a date.
+    for key, m in presets.model_presets().items():
+        if not m.is_moe:
+            continue
+        assert m.n_moe_layers is not None and 1 <= m.n_moe_layers <= m.n_layers, key
+        src = m.meta["n_moe_layers"]
+        assert "config.json" in src.source and src.date, (key, src)
+    # DeepSeek-V3 config.json: 61 layers, first_k_dense_replace 3 → 58.
+    assert presets.get("model", "deepseek-v3").n_moe_layers == 58
+    # Llama 4 Maverick config.json: 48 layers, interleave_moe_layer_step 2 → 24.
+    assert presets.get("model", "llama-4-maverick").n_moe_layers == 24
