@@ -248,7 +248,9 @@ def pipeline(system: System, micro_batch: ArrayLike, context: ArrayLike, stages:
     """
     P = np.asarray(stages, float)
     C = system.deployment.chips
-    kv = KVLayout.from_model(system.model, system.precision.kv_bytes_per_element)
+    # Context 0 holds no KV: no KV figure is needed then.
+    kv = (KVLayout.from_model(system.model, system.precision.kv_bytes_per_element)
+          if np.any(np.asarray(context, float) > 0) else KVLayout(0.0))
     w = system.weight_bytes / (C * P)
     kvc = np.asarray(micro_batch, float) * kv.stored_bytes(context) / C
     # The whole-model step terms do not depend on P (each stage holds 1/P of them); P adds hops and

@@ -415,7 +415,8 @@ def max_batch_that_fits(system: System, context: ArrayLike, chips: ArrayLike | N
     c = np.asarray(d.chips if chips is None else chips, float)
     P = d.pipeline_stages
     room = c * P * system.hardware.hbm_bytes - system.weight_bytes
-    per_seq = P * system.kv.stored_bytes(context)
+    kv = system.kv if np.any(np.asarray(context, float) > 0) else KVLayout(0.0)   # context 0: no KV figure needed
+    per_seq = P * kv.stored_bytes(context)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(per_seq > 0, room / np.where(per_seq > 0, per_seq, 1.0), np.inf)
     return np.where(room > 0, out, 0.0)

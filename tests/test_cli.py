@@ -404,7 +404,7 @@ BAD = [
     (["presets", "chips"], ["chips", "hardware"]),
     ([], ["subcommand", "step"]),
     (["step", *DENSE70_FLAGS], ["--hardware", "--flops", "--hbm-bw"]),                       # missing flags
-    (["step", "--flops", "1e15", *DENSE70_FLAGS], ["--hbm-bw", "--hbm-bytes", "--price-per-hour"]),
+    (["step", "--flops", "1e15", *DENSE70_FLAGS], ["--hbm-bw"]),          # price and HBM bytes are optional
     (["step", *H100_FLAGS], ["--model", "--total-params"]),
     (["kv-from-price", *FLAGS], ["--crossover-context"]),
     (["overtrain", "--active-params", "1e11", "--inference-tokens-per-s", "5e7"], ["--days"]),
