@@ -350,7 +350,14 @@ def _system_summary(s: System, a: argparse.Namespace) -> dict[str, Any]:
           [f"model.{f}" for f in presets.uncertain_fields(m)]
     if unc:
         out["uncertain_inputs"] = unc
+    out["unsourced"] = _unsourced(s, a)
     return out
+
+
+def _unsourced(s: System, a: argparse.Namespace) -> list[str]:
+    """Numbers from the user's own --hardware/--model file given without a source or date."""
+    return [f"hardware.{f}" for f in presets.unsourced_fields(s.hardware)] + \
+           [f"model.{f}" for f in presets.unsourced_fields(getattr(a, "model_spec", s.model))]
 
 
 # ---------------------------------------------------------------- output
@@ -416,6 +423,9 @@ def _header(summary: dict[str, Any]) -> str:
         lines.append("C = " + s["chips_rule"])
     if s.get("uncertain_inputs"):
         lines.append("uncertain preset figures used: " + ", ".join(s["uncertain_inputs"]))
+    if s.get("unsourced"):
+        lines.append("note: unsourced numbers (your own file gives no source or date for them): "
+                     + ", ".join(s["unsourced"]))
     return "\n".join(lines)
 
 
@@ -536,10 +546,14 @@ def cmd_kv_from_price(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     data = {"active_params": s.model.active_params, "flops_per_s": s.flops, "compute_dtype": s.precision.compute,
             "hbm_bandwidth_bytes_per_s": s.hbm_bandwidth, "flops_per_byte": s.flops / s.hbm_bandwidth,
             "crossover_context": a.crossover_context, "kv_bytes_per_token": kv,
-            "note": f"bytes of KV per token at the precision whose FLOP/s were used ({s.precision.compute})"}
+            "note": f"bytes of KV per token at the precision whose FLOP/s were used ({s.precision.compute})",
+            "unsourced": _unsourced(s, a)}
     text = _kv_lines([("active params", data["active_params"]), ("FLOP/s ÷ HBM B/s", data["flops_per_byte"]),
                       ("crossover context [tokens]", a.crossover_context),
                       ("implied KV bytes per token", kv)]) + f"\n({data['note']})"
+    if data["unsourced"]:
+        text += "\nnote: unsourced numbers (your own file gives no source or date for them): " + \
+            ", ".join(data["unsourced"])
     return data, text
 
 

@@ -198,8 +198,13 @@ def _number_fields(cls: type[_Spec]) -> dict[str, Mapping[str, Any]]:
     return {f.name: f.metadata for f in fields(cls) if f.metadata.get("kind") == "number"}
 
 
-def parse_item(kind: str, key: str, raw: Any) -> _Spec:
-    """Validate one entry of a preset file into its spec, collecting every problem."""
+def parse_item(kind: str, key: str, raw: Any, *, require_sources: bool = True) -> _Spec:
+    """Validate one entry of a preset file into its spec, collecting every problem.
+
+    `require_sources`: a number without a source or date is an error (the built-in presets); a
+    user's own file passes False and such numbers are kept with an empty source/date, which
+    `unsourced_fields` names so the app and the CLI can mark them.
+    """
     cls = KINDS[kind]
     where = f"{kind} {key!r}"
     if not isinstance(raw, Mapping):
@@ -239,9 +244,12 @@ def parse_item(kind: str, key: str, raw: Any) -> _Spec:
                 problems.append(f"{where}.{k}: the number is too large for a float: it must be "
                                 f"{describe_range(numbers[k])} [{numbers[k]['unit']}]")
                 continue
-            if not src or not isinstance(src, str):
+            if src is not None and not isinstance(src, str):
+                problems.append(f"{where}.{k}: 'source' must be text, got {type(src).__name__}")
+                src = None
+            if require_sources and not src:
                 problems.append(f"{where}.{k}: no source (give 'source' on the field or the entry)")
-            if not date:
+            if require_sources and not date:
                 problems.append(f"{where}.{k}: no date (give 'date' on the field or the entry)")
             meta[k] = Sourced(str(src or ""), str(date or ""), bool(unc), str(note or ""))
         else:
@@ -260,8 +268,11 @@ def parse_item(kind: str, key: str, raw: Any) -> _Spec:
     return spec
 
 
-def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
-    """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given."""
+def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: bool = True) -> dict[str, _Spec]:
+    """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given.
+
+    `require_sources=False` for a user's own file: numbers may come without source and date (see
+    `unsourced_fields`); every other rule holds."""
     if isinstance(text, bytes):
         if len(text) > MAX_FILE_BYTES:
             raise PresetError([f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
@@ -303,7 +314,7 @@ def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
     out: dict[str, _Spec] = {}
     for key, raw in items.items():
         try:
-            out[str(key)] = parse_item(file_kind, str(key), raw)
+            out[str(key)] = parse_item(file_kind, str(key), raw, require_sources=require_sources)
         except PresetError as e:
             problems.extend(e.problems)
     if problems:
@@ -323,7 +334,9 @@ def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
             continue
         if f.metadata.get("kind") == "number":
             m = meta.get(f.name)
-            entry = {"value": v, "source": m.source if m else "user", "date": m.date if m else "user"}
+            entry = {"value": v}
+            if m is None or m.source or m.date:     # an unsourced number of a user's file stays unsourced
+                entry.update(source=m.source if m else "user", date=m.date if m else "user")
             if m and m.uncertain:
                 entry["uncertain"] = True
             item[f.name] = entry
@@ -394,7 +407,10 @@ def get(kind: str, key: str) -> _Spec:
 
 
 def load_spec(kind: str, name_or_path: str) -> _Spec:
-    """A preset key, or a YAML/JSON file holding exactly one item of that kind."""
+    """A preset key, or a YAML/JSON file holding exactly one item of that kind.
+
+    A user's file may leave out sources and dates (`unsourced_fields` names those numbers); the
+    built-in presets may not."""
     p = Path(name_or_path)
     if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
         try:  # at most one byte past the cap: parse_text refuses it (and /dev/zero cannot fill memory)
@@ -402,11 +418,16 @@ def load_spec(kind: str, name_or_path: str) -> _Spec:
                 data = f.read(MAX_FILE_BYTES + 1)
         except OSError as e:
             raise ValueError(f"cannot read {kind} file {name_or_path!r}: {e.strerror}") from None
-        items = parse_text(data, kind)
+        items = parse_text(data, kind, require_sources=False)
         if len(items) != 1:
             raise PresetError([f"{name_or_path}: expected exactly one {kind} item, found {len(items)}"])
         return next(iter(items.values()))
     return get(kind, name_or_path)
+
+
+def unsourced_fields(spec: _Spec) -> list[str]:
+    """Names of the numeric fields that carry no source or no date (a user's own file may omit them)."""
+    return [k for k, m in (getattr(spec, "meta", {}) or {}).items() if not (m.source and m.date)]
 
 
 def uncertain_fields(spec: _Spec) -> list[str]:

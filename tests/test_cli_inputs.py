@@ -260,3 +260,34 @@ def test_every_readme_example_exits_0(capsys, argv):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out.strip() and err == ""
+
+
+# ---------------------------------------------------------------- a user's file without sources
+
+def test_a_chip_file_without_sources_runs_and_its_numbers_are_listed_unsourced(capsys, tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("schema: roofline-presets/1\nkind: hardware\nitems:\n  mine:\n    name: My chip\n"
+                 "    flops_bf16_per_s: 1e15\n    hbm_bytes: 100e9\n    hbm_bandwidth_bytes_per_s: 2e12\n"
+                 "    price_usd_per_hour: {value: 3.6, source: my invoice, date: '2026-11'}\n")
+    d = run_json(capsys, "step", "--hardware", str(f), *MODEL, "--batch", "100", "--chips", "4")
+    assert d["inputs"]["unsourced"] == ["hardware.flops_bf16_per_s", "hardware.hbm_bytes",
+                                        "hardware.hbm_bandwidth_bytes_per_s"]
+    # the numbers are used: the same $1.0/Mtok as test_step_with_price_and_capacity_from_flags
+    assert d["rows"][0]["usd_per_mtok"] == pytest.approx(1.0, rel=1e-12)
+    text = run_text(capsys, "step", "--hardware", str(f), *MODEL, "--batch", "100", "--chips", "4")
+    assert "note: unsourced numbers" in text and "hardware.hbm_bytes" in text
+    # A flag that replaces a file's number: that number is the user's flag, no longer the file's.
+    d = run_json(capsys, "step", "--hardware", str(f), *MODEL, "--hbm-bw", "3e12", "--chips", "4")
+    assert "hardware.hbm_bandwidth_bytes_per_s" not in d["inputs"]["unsourced"]
+    m = tmp_path / "model.json"
+    m.write_text(json.dumps({"schema": "roofline-presets/1", "kind": "model",
+                             "items": {"m": {"total_params": 100e9, "active_params": 10e9}}}))
+    d = run_json(capsys, "kv-from-price", "--hardware", str(f), "--model", str(m), "--crossover-context", "1e5")
+    assert d["kv_bytes_per_token"] == pytest.approx(400.0)
+    assert "model.total_params" in d["unsourced"] and "hardware.flops_bf16_per_s" in d["unsourced"]
+
+
+def test_presets_have_no_unsourced_inputs(capsys):
+    d = run_json(capsys, "step", "--hardware", "h100", "--model", "llama-3.1-70b", "--batch", "8")
+    assert d["inputs"]["unsourced"] == []
+    assert "unsourced" not in run_text(capsys, "step", "--hardware", "h100", "--model", "llama-3.1-70b")
