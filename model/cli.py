@@ -747,14 +747,33 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
                   f"back (per million tokens)\n\n{table}\n\ncheapest option changes: {hand or 'never'}")
 
 
+def _load_measurements(path: str) -> dict[str, Any]:
+    """A user's measurement file (`--measurements`): CSV, or YAML/JSON in the measurements.yaml schema."""
+    from . import calibrate
+
+    try:  # at most one byte past the cap: the parser refuses it, and /dev/zero cannot fill memory
+        with open(path, "rb") as f:
+            data = f.read(presets.MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise CLIError(f"--measurements: cannot read {path!r}: {e.strerror}") from None
+    try:
+        return calibrate.load_user_measurements(data, path)
+    except presets.PresetError as e:
+        raise CLIError(f"--measurements {path}: {e.problems[0]}"
+                       + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
+
+
 def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Published measurements against their ideal bound; the (MFU, BWU) that best predicts them."""
     from . import calibrate  # only this subcommand needs it
 
-    try:
-        items = presets.measurement_presets()
-    except OSError as e:
-        raise CLIError(f"calibrate: cannot read the built-in measurements ({e.strerror}: {e.filename})") from None
+    if a.measurements is not None:
+        items = _load_measurements(a.measurements)
+    else:
+        try:
+            items = presets.measurement_presets()
+        except OSError as e:
+            raise CLIError(f"calibrate: cannot read the built-in measurements ({e.strerror}: {e.filename})") from None
     resolved = {}
     for flag, kind, value in (("--model", "model", a.model), ("--hardware", "hardware", a.hardware)):
         if value is not None:
@@ -769,8 +788,9 @@ def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         keys = [k.strip() for k in a.measurement.split(",")]
         bad = [k for k in keys if k not in items]
         if bad:
+            where = a.measurements or "presets/measurements.yaml"
             raise CLIError(f"--measurement: unknown measurement {bad[0]!r}; the keys are those of "
-                           f"presets/measurements.yaml, e.g. {', '.join(list(items)[:3])}")
+                           f"{where}, e.g. {', '.join(list(items)[:3])}")
     model_key, hw_key = resolved.get("model"), resolved.get("hardware")
     sel = calibrate.select(items, model=model_key, hardware=hw_key, publisher=a.publisher, keys=keys)
     given = " ".join(f"{f} {v}" for f, v in (("--model", a.model), ("--hardware", a.hardware),
@@ -788,9 +808,10 @@ def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
                      "tokens_per_s_per_user": float(c.speed[i]), "ideal_tokens_per_s_per_gpu": float(c.ideal[i]),
                      "efficiency": float(c.efficiency[i]), "ideal_bound": str(c.bound[i]),
                      "fitted_tokens_per_s_per_gpu": float(f.predicted[i]), "residual_log10": float(f.residual_log10[i]),
-                     "fitted_bound": str(f.bound[i]), "uncertain": presets.uncertain_fields(m)})
+                     "fitted_bound": str(f.bound[i]), "uncertain": presets.uncertain_fields(m),
+                     "unsourced": presets.unsourced_fields(m)})
     data = {"selection": {"model": a.model, "hardware": a.hardware, "publisher": a.publisher,
-                          "measurement": keys},
+                          "measurement": keys, "measurements_file": a.measurements},
             "count": len(rows), "mfu": f.mfu, "bw_util": f.bwu, "mfu_determined": f.mfu_determined,
             "bw_util_determined": f.bwu_determined, "rms_log10": f.rms_log10,
             "rms_factor": 10.0 ** f.rms_log10, "max_efficiency": float(np.max(c.efficiency)), "points": rows}
@@ -879,6 +900,10 @@ def make_parser() -> argparse.ArgumentParser:
     sp.add_argument("--hardware", metavar="NAME", help="only measurements on this chip preset")
     sp.add_argument("--publisher", metavar="NAME", help="only measurements from this publisher (e.g. NVIDIA)")
     sp.add_argument("--measurement", metavar="KEYS", help="comma-separated measurement keys")
+    sp.add_argument("--measurements", metavar="FILE",
+                    help="your own measured points instead of the built-in ones: a CSV (a header row of the "
+                         "measurements.yaml field names, one point per row) or a YAML/JSON file in that schema; "
+                         "sources optional")
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
     sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier", "measurement"])
     return p

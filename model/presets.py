@@ -20,6 +20,8 @@ size, and every problem is reported with the item and field it concerns.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from collections.abc import Mapping
@@ -273,15 +275,7 @@ def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: b
 
     `require_sources=False` for a user's own file: numbers may come without source and date (see
     `unsourced_fields`); every other rule holds."""
-    if isinstance(text, bytes):
-        if len(text) > MAX_FILE_BYTES:
-            raise PresetError([f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PresetError(["file is not UTF-8 text"]) from None
-    if len(text) > MAX_FILE_BYTES:
-        raise PresetError([f"file is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+    text = _decode(text)
     try:
         doc = yaml.load(text, Loader=_Loader)  # JSON is YAML; a SafeLoader builds plain data only
     except yaml.YAMLError as e:
@@ -320,6 +314,84 @@ def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: b
     if problems:
         raise PresetError(problems)
     return out
+
+
+MAX_ITEMS = 1000      # a user's measurement file: at most this many rows/items (each is a roofline to evaluate)
+
+
+def _decode(data: str | bytes) -> str:
+    """Bytes → text under the size cap (UTF-8, a leading BOM dropped); PresetError otherwise."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise PresetError([f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise PresetError(["file is not UTF-8 text"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise PresetError([f"file is {len(data):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+    return data
+
+
+def parse_csv(text: str | bytes, kind: str, *, require_sources: bool = False) -> dict[str, _Spec]:
+    """Parse a CSV of items of one kind: a header row of field names, one item per row.
+
+    Columns are the spec's field names (as in the YAML files), plus optional `key` (the item's key;
+    default `row N`, N the line number), `source`, `date` and `note` (for the row's numbers).  Empty
+    cells are left out.  Same rules and per-field messages as `parse_text` (size cap, ranges, unknown
+    fields); a user's CSV may leave out sources unless `require_sources`.
+    """
+    if kind not in KINDS:
+        raise PresetError([f"'kind' must be one of {', '.join(KINDS)}, got {kind!r}"])
+    text = _decode(text)
+    allowed = set(KINDS[kind].field_names()) | ENTRY_KEYS | {"key"}
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except csv.Error as e:
+        raise PresetError([f"not valid CSV: {e}"]) from None
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        raise PresetError(["the CSV is empty: expected a header row of field names, then one row per item"])
+    header = [h.strip() for h in rows[0]]
+    problems = [f"column {h!r}: unknown field; allowed: {', '.join(sorted(allowed - {'aliases'}))}"
+                for h in header if h not in allowed or h == "aliases"]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    problems += [f"column {h!r} appears more than once" for h in dup]
+    if len(rows) == 1:
+        problems.append("the CSV has a header but no rows")
+    if len(rows) - 1 > MAX_ITEMS:
+        problems.append(f"the CSV has {len(rows) - 1:,} rows; at most {MAX_ITEMS:,}")
+    if problems:
+        raise PresetError(problems)
+    out: dict[str, _Spec] = {}
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) > len(header):
+            problems.append(f"row {n}: {len(row)} cells for {len(header)} columns")
+            continue
+        raw = {h: c.strip() for h, c in zip(header, row) if c.strip() != ""}
+        key = raw.pop("key", f"row {n}")
+        if key in out:
+            problems.append(f"row {n}: key {key!r} is used twice")
+            continue
+        try:
+            out[key] = parse_item(kind, key, raw, require_sources=require_sources)
+        except PresetError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise PresetError(problems)
+    return out
+
+
+def parse_user_file(data: str | bytes, kind: str, filename: str = "") -> dict[str, _Spec]:
+    """A user's own file of `kind` items: CSV when the name ends in .csv, else YAML/JSON in the
+    presets schema.  Sources and dates optional (see `unsourced_fields`); at most MAX_ITEMS items."""
+    if filename.lower().endswith(".csv"):
+        return parse_csv(data, kind, require_sources=False)
+    items = parse_text(data, kind, require_sources=False)
+    if len(items) > MAX_ITEMS:
+        raise PresetError([f"the file has {len(items):,} items; at most {MAX_ITEMS:,}"])
+    return items
 
 
 def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
