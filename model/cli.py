@@ -693,7 +693,7 @@ def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
                     data = f.read(presets.MAX_FILE_BYTES + 1)
             except OSError as e:
                 raise CLIError(f"--tiers: cannot read {path!r}: {e.strerror}") from None
-            items = presets.parse_text(data, "tier")
+            items = presets.parse_text(data, "tier", require_sources=False)    # a user's file: sources optional
     except presets.PresetError as e:
         raise CLIError(f"--tiers {path}: {e.problems[0]}"
                        + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
@@ -726,7 +726,8 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
              "hold_usd_per_token": float(c.hold_usd_per_s[i]) * a.hold_seconds,
              "retrieve_usd_per_token": float(c.retrieve_usd[i]), "usd_per_token": float(c.tier_usd[i]),
              "usd_per_mtok": float(c.tier_usd[i]) * 1e6,
-             "uncertain": presets.uncertain_fields(t)} for i, (k, t) in enumerate(keyed)]
+             "uncertain": presets.uncertain_fields(t), "unsourced": presets.unsourced_fields(t)}
+            for i, (k, t) in enumerate(keyed)]
     if missing(a, "hbm_bandwidth_bytes_per_s"):  # HBM's own retrieve cost is 0 whatever its bandwidth
         rows[0]["bandwidth_bytes_per_s"] = rows[0]["drain_s"] = None
     data = {"inputs": _system_summary(s, a), "hold_seconds": a.hold_seconds, "kv_bytes_per_token": kv,
@@ -743,6 +744,9 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
                      r["usd_per_mtok"], "← cheapest" if r["key"] == keys[k_best] else ""] for r in rows]
                    + [["recompute", None, None, None, rec * 1e6, "← cheapest" if k_best == len(tiers) else ""]])
     hand = "; ".join(f"{d['from']} → {d['to']} at {_fmt(d['hold_s'])} s" for d in data["switches"])
+    bare = [f"{r['key']}.{f}" for r in rows for f in r["unsourced"]]
+    if bare:
+        hand += "\nnote: unsourced numbers (your own --tiers file gives no source or date for them): " + ", ".join(bare)
     return data, (_header(data["inputs"]) + f"\nKV {_fmt(kv)} B/token held for {_fmt(a.hold_seconds)} s, then read "
                   f"back (per million tokens)\n\n{table}\n\ncheapest option changes: {hand or 'never'}")
 
