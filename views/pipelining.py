@@ -172,11 +172,11 @@ with c3:
             frac = r"\frac{1}{8}"
         L_sym = "L_{moe}" if moe else "L"
         if P == 1:
-            st.latex(r"P = 1:\ \text{one stage, so there is no cut between stages: nothing to check}")
+            st.latex(r"P = 1:\ \text{one stage, no cut to check}")
         else:
             st.latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
-                     rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex} = "
-                     rf"{ratio_now:.3g}\ "
+                     rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
+                     rf"&= {ratio_now:.3g}\ "
                      + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
         names = {"preset": f"{hw.name}: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s per direction" if has_preset
                  else "", "1/8": "lecture: scale-out 1/8 of scale-up"}
