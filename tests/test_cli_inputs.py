@@ -254,12 +254,30 @@ def test_the_readme_has_cli_examples():
                                     "overtrain", "cache-tier", "presets"}
 
 
-@pytest.mark.parametrize("argv", _readme_commands(), ids=lambda a: " ".join(a)[:70])
-def test_every_readme_example_exits_0(capsys, argv):
+# Lines proposed for the README's CLI section (issue 14): held to the same test until they are in it.
+PROPOSED = [
+    "layout --flops 2.5e15 --hbm-bw 8e12 --total-params 671e9 --active-params 37e9 --experts 256 "
+    "--experts-per-token 8 --d-model 7168 --moe-layers 58 --scaleup-bw 900e9 --scaleout-bw 50e9 --domain 72 "
+    "--gpus 144 --batch 2048",
+    "calibrate --measurements docs/example_measurements.csv",
+]
+
+
+@pytest.mark.parametrize("argv", _readme_commands() + [shlex.split(x) for x in PROPOSED],
+                         ids=lambda a: " ".join(a)[:70])
+def test_every_readme_example_exits_0(capsys, monkeypatch, argv):
+    monkeypatch.chdir(ROOT)                          # the examples' file paths are relative to the repository
     code = cli.main(argv)
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out.strip() and err == ""
+
+
+def test_the_example_measurements_fit_half_the_bandwidth(capsys):
+    # docs/example_measurements.csv holds the points of tests/test_user_measurements.py: generated at
+    # exactly half the ideal bandwidth bound (derivation there), so the fit gives BWU 0.5.
+    d = run_json(capsys, "calibrate", "--measurements", str(ROOT / "docs" / "example_measurements.csv"))
+    assert d["count"] == 3 and d["bw_util"] == pytest.approx(0.5, rel=5e-3)
 
 
 # ---------------------------------------------------------------- a user's file without sources
