@@ -298,6 +298,47 @@ def select(items: Mapping[str, Measurement], *, model: str | None = None, hardwa
     return out
 
 
+def resolve(items: Mapping[str, Measurement]) -> dict[str, Measurement]:
+    """A user's measurements with their `model` and `hardware` resolved to preset keys (aliases and
+    case allowed), each checked against what the bound needs.  PresetError lists one message per
+    problem, naming the item and the field (an unknown preset, a compute format the chip lacks)."""
+    problems: list[str] = []
+    out: dict[str, Measurement] = {}
+    for key, m in items.items():
+        changes = {}
+        bad = False
+        for kind in ("model", "hardware"):
+            value = getattr(m, kind)
+            try:
+                presets.get(kind, value)
+            except ValueError as e:
+                problems.append(f"measurement {key!r}.{kind}: {e}")
+                bad = True
+                continue
+            k = value.strip().lower()
+            changes[kind] = presets.aliases(kind).get(k, k)
+        if bad:
+            continue
+        m2 = m.with_(**changes)
+        object.__setattr__(m2, "meta", m.meta)
+        try:
+            terms(m2)
+        except ValueError as e:
+            problems.append(f"measurement {key!r}.compute: {e}" if "FLOP/s" in str(e)
+                            else f"measurement {key!r}: {e}")
+            continue
+        out[key] = m2
+    if problems:
+        raise presets.PresetError(problems)
+    return out
+
+
+def load_user_measurements(data: str | bytes, filename: str = "") -> dict[str, Measurement]:
+    """Parse a user's measurements (CSV or YAML/JSON in the measurements.yaml schema; sources
+    optional) and resolve them against the presets: PresetError with per-field messages."""
+    return resolve(presets.parse_user_file(data, "measurement", filename))
+
+
 def same_setup(a: Measurement, b: Measurement) -> bool:
     """True when two measurements share one frontier (everything but the measured figures equal)."""
     fields_ = ("model", "hardware", "weights", "kv", "compute", "scope", "chips_per_replica", "input_tokens",

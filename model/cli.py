@@ -104,6 +104,12 @@ def _add_system_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--price-per-hour", type=_number("--price-per-hour", 0, lo_open=True),
                    help="USD per chip-hour")
     g.add_argument("--power", type=_number("--power", 0, lo_open=True), help="W per chip")
+    g.add_argument("--scaleup-bw", type=_number("--scaleup-bw", 0, lo_open=True),
+                   help="scale-up (NVLink/ICI) bytes/s per chip, one direction")
+    g.add_argument("--scaleout-bw", type=_number("--scaleout-bw", 0, lo_open=True),
+                   help="scale-out (NIC) bytes/s per chip, one direction")
+    g.add_argument("--domain", type=_number("--domain", 1, integer=True),
+                   help="scale-up domain size in chips (default: the chip preset's, else 1)")
     g.add_argument("--chips", type=_number("--chips", 1), help="chips working on one step, C (default: the smallest "
                    "power of two whose HBM holds the weights and the KV of the largest --batch at the longest "
                    "--context, up to the scale-up domain — the app's 'auto')")
@@ -116,6 +122,13 @@ def _add_system_flags(p: argparse.ArgumentParser) -> None:
     m.add_argument("--bytes-per-param", type=_number("--bytes-per-param", 0, lo_open=True),
                    help="default from --weight-dtype (bf16 = 2)")
     m.add_argument("--kv-dtype", choices=tuple(DTYPE_BYTES), default="bf16")
+    m.add_argument("--layers", type=_number("--layers", 1, integer=True), help="transformer layers L")
+    m.add_argument("--d-model", type=_number("--d-model", 1, integer=True), help="hidden size d")
+    m.add_argument("--experts", type=_number("--experts", 1, integer=True), help="routed experts E")
+    m.add_argument("--experts-per-token", type=_number("--experts-per-token", 1, integer=True),
+                   help="routed experts each token uses, k (top-k)")
+    m.add_argument("--moe-layers", type=_number("--moe-layers", 1, integer=True),
+                   help="layers with routed experts, L_moe (default: every layer of an MoE model)")
     m.add_argument("--kv-bytes-per-token", type=_number("--kv-bytes-per-token", 0),
                    help="bytes, used as is; otherwise derived from the architecture at --kv-dtype")
     d = p.add_argument_group("deployment")
@@ -135,6 +148,22 @@ def _add_system_flags(p: argparse.ArgumentParser) -> None:
 
 _HW_FLAGS = {"flops": "--flops", "hbm_bandwidth_bytes_per_s": "--hbm-bw", "hbm_bytes": "--hbm-bytes",
              "price_usd_per_hour": "--price-per-hour"}
+_HW_ATTRS = {"flops": "flops", "hbm_bandwidth_bytes_per_s": "hbm_bw", "hbm_bytes": "hbm_bytes",
+             "price_usd_per_hour": "price_per_hour"}
+# Flags that replace a spec field, and the field: error messages name the flag the user typed.
+_FIELD_FLAGS = {"hbm_bandwidth_bytes_per_s": "--hbm-bw", "hbm_bytes": "--hbm-bytes",
+                "price_usd_per_hour": "--price-per-hour", "power_w": "--power",
+                "scaleup_bandwidth_bytes_per_s": "--scaleup-bw", "scaleout_bandwidth_bytes_per_s": "--scaleout-bw",
+                "scaleup_domain_chips": "--domain", "total_params": "--total-params",
+                "active_params": "--active-params", "n_layers": "--layers", "d_model": "--d-model",
+                "n_experts": "--experts", "experts_per_token": "--experts-per-token", "n_moe_layers": "--moe-layers",
+                "kv_bytes_per_token": "--kv-bytes-per-token"}
+_HW_SET = (("hbm_bandwidth_bytes_per_s", "hbm_bw"), ("hbm_bytes", "hbm_bytes"),
+           ("price_usd_per_hour", "price_per_hour"), ("power_w", "power"),
+           ("scaleup_bandwidth_bytes_per_s", "scaleup_bw"), ("scaleout_bandwidth_bytes_per_s", "scaleout_bw"),
+           ("scaleup_domain_chips", "domain"))
+_MODEL_SET = (("n_layers", "layers"), ("d_model", "d_model"), ("n_experts", "experts"),
+              ("experts_per_token", "experts_per_token"), ("n_moe_layers", "moe_layers"))
 
 
 def _load(kind: str, value: str) -> Any:
@@ -151,30 +180,58 @@ def _load(kind: str, value: str) -> Any:
                        f"({e.strerror}: {e.filename}); give a YAML/JSON file or the flags instead") from None
 
 
+def _spec_error(e: ValueError, fallback: str) -> CLIError:
+    """A spec's range error, worded with the flag that set the field when there is one."""
+    msg = str(e)
+    for fld, flag in _FIELD_FLAGS.items():
+        if re.search(rf"\.{fld}\b", msg):
+            return CLIError(f"{flag}: {msg}")
+    return CLIError(f"{fallback}: {msg}")
+
+
 def _given(a: argparse.Namespace, attr: str) -> bool:
     """True when a hardware field comes from a preset/file or its own flag (not a placeholder)."""
     return bool(a.hardware) or getattr(a, attr) is not None
 
 
+def missing(a: argparse.Namespace, key: str) -> bool:
+    """True when a hardware figure (flops, hbm_bytes, hbm_bandwidth_bytes_per_s, price_usd_per_hour)
+    was neither in a preset/file nor given by its flag: outputs that use it are null, with a reason."""
+    return key in getattr(a, "missing_hw", ())
+
+
+def missing_reason(a: argparse.Namespace, key: str, what: str) -> str:
+    """'<what> needs <figure> (<flag> or a hardware preset)': the reason beside a null output."""
+    return f"{what} needs {_WHAT[key]} ({_HW_FLAGS[key]} or a hardware preset)"
+
+
+_WHAT = {"flops": "the FLOP/s", "hbm_bandwidth_bytes_per_s": "the HBM bandwidth", "hbm_bytes": "the HBM capacity",
+         "price_usd_per_hour": "a price per chip-hour"}
+
+
 def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0, context: float = 0.0) -> System:
-    """Hardware/model from presets or files, then every flag given overrides its field."""
+    """Hardware/model from presets or files, then every flag given overrides its field.
+
+    `needs` lists what this subcommand cannot answer without (hardware figures, `total_params`);
+    any other hardware figure left out gets a placeholder that no reported number uses, and
+    is listed in `a.missing_hw` so the outputs that would use it are null with a reason.
+    """
     # Hardware ---------------------------------------------------------------------
+    a.missing_hw = ()
     if a.hardware:
         hw: Hardware = _load("hardware", a.hardware)
         hw_fields = hw.to_dict()
     else:
         hw_fields = {"name": "custom", "scaleup_domain_chips": 1}
-        missing = [flag for key, flag in _HW_FLAGS.items()
-                   if key in needs and getattr(a, {"flops": "flops", "hbm_bandwidth_bytes_per_s": "hbm_bw",
-                                                  "hbm_bytes": "hbm_bytes",
-                                                  "price_usd_per_hour": "price_per_hour"}[key]) is None]
-        if missing:
+        absent = [key for key, attr in _HW_ATTRS.items() if getattr(a, attr) is None]
+        missing_flags = [_HW_FLAGS[key] for key in absent if key in needs]
+        if missing_flags:
             raise CLIError(f"--hardware is missing: give a chip preset (see `python -m model presets`) "
-                           f"or {' '.join(missing)}")
-        # Fields this subcommand does not use get a placeholder of 1 and are not reported.
+                           f"or {' '.join(missing_flags)}")
+        a.missing_hw = tuple(absent)
+        # Placeholders: fields this subcommand does not need; no output that uses them is reported.
         hw_fields.update(flops_bf16_per_s=1.0, hbm_bandwidth_bytes_per_s=1.0, hbm_bytes=1.0, price_usd_per_hour=1.0)
-    for key, attr in (("hbm_bandwidth_bytes_per_s", "hbm_bw"), ("hbm_bytes", "hbm_bytes"),
-                      ("price_usd_per_hour", "price_per_hour"), ("power_w", "power")):
+    for key, attr in _HW_SET:
         if getattr(a, attr) is not None:
             hw_fields[key] = getattr(a, attr)
     if a.flops is not None:  # used as is, at whatever dtype the user meant
@@ -185,6 +242,9 @@ def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0
         hw_meta = {k: v for k, v in hw.meta.items() if hw_fields.get(k) == getattr(hw, k)}
     try:
         hw = Hardware(**hw_fields, meta=hw_meta)
+    except ValueError as e:
+        raise _spec_error(e, "--hardware") from None
+    try:
         hw.flops(a.compute_dtype)
     except ValueError as e:
         raise CLIError(f"--compute-dtype {a.compute_dtype}: {e}") from None
@@ -214,14 +274,15 @@ def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0
         m_fields["active_params"] = m_fields["total_params"]
     if a.kv_bytes_per_token is not None:
         m_fields["kv_bytes_per_token"] = a.kv_bytes_per_token
+    for key, attr in _MODEL_SET:
+        if getattr(a, attr) is not None:
+            m_fields[key] = getattr(a, attr)
     if a.model:  # keep sources and [uncertain] marks for the fields no flag replaced
         m_meta = {k: v for k, v in m_meta.items() if m_fields.get(k) == getattr(mdl, k)}
     try:
         mdl = ModelArch(**m_fields, meta=m_meta)
     except ValueError as e:
-        msg = str(e)
-        flag = "--active-params" if "active_params" in msg else "--model"
-        raise CLIError(f"{flag}: {msg}") from None
+        raise _spec_error(e, "--model") from None
 
     a.model_spec = mdl  # the model as described, before any width folding below
     weight_dtype = a.weight_dtype
@@ -247,6 +308,8 @@ def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0
         mdl = mdl.with_(total_params=mdl.total_params * scale)
     if a.chips is not None:
         chips = a.chips
+    elif missing(a, "hbm_bytes"):  # the auto rule sizes for HBM capacity: without it, one chip
+        chips = 1.0
     else:  # the same rule as the app's "auto": weights + KV of the (largest) batch at the (longest) context
         try:
             chips = float(auto_chips(hw, mdl, prec, batch, context))
@@ -264,12 +327,21 @@ def build_system(a: argparse.Namespace, needs: Sequence[str], batch: float = 0.0
 
 def _system_summary(s: System, a: argparse.Namespace) -> dict[str, Any]:
     hw, m, p, d = s.hardware, a.model_spec, s.precision, s.deployment
-    out = {"hardware": hw.name, "model": m.name, "chips": d.chips, "chips_auto": a.chips is None,
+    gone = set(getattr(a, "missing_hw", ()))
+    out = {"hardware": hw.name, "model": m.name, "chips": d.chips,
+           "chips_auto": a.chips is None and "hbm_bytes" not in gone,
            "pipeline_stages": d.pipeline_stages, "mode": d.mode,
            "weight_dtype": p.weights, "kv_dtype": p.kv, "compute_dtype": p.compute,
-           "flops_per_s": s.flops, "hbm_bandwidth_bytes_per_s": s.hbm_bandwidth,
+           "flops_per_s": None if "flops" in gone else s.flops,
+           "hbm_bandwidth_bytes_per_s": None if "hbm_bandwidth_bytes_per_s" in gone else s.hbm_bandwidth,
+           "hbm_bytes": None if "hbm_bytes" in gone else hw.hbm_bytes,
+           "price_usd_per_hour": None if "price_usd_per_hour" in gone else hw.price_usd_per_hour,
            "weight_bytes": s.weight_bytes, "bytes_per_param": s.weight_bytes / m.total_params,
            "total_params": m.total_params, "active_params": m.active_params}
+    if gone:
+        out["not_given"] = [_HW_FLAGS[k] for k in _HW_FLAGS if k in gone]
+    if a.chips is None and "hbm_bytes" in gone:
+        out["chips_rule"] = "1 chip: sizing C for the weights needs the HBM capacity (--hbm-bytes or a hardware preset)"
     try:
         out["kv_bytes_per_token"] = s.kv.bytes_per_token
     except ValueError:
@@ -278,7 +350,14 @@ def _system_summary(s: System, a: argparse.Namespace) -> dict[str, Any]:
           [f"model.{f}" for f in presets.uncertain_fields(m)]
     if unc:
         out["uncertain_inputs"] = unc
+    out["unsourced"] = _unsourced(s, a)
     return out
+
+
+def _unsourced(s: System, a: argparse.Namespace) -> list[str]:
+    """Numbers from the user's own --hardware/--model file given without a source or date."""
+    return [f"hardware.{f}" for f in presets.unsourced_fields(s.hardware)] + \
+           [f"model.{f}" for f in presets.unsourced_fields(getattr(a, "model_spec", s.model))]
 
 
 # ---------------------------------------------------------------- output
@@ -331,14 +410,22 @@ def _header(summary: dict[str, Any]) -> str:
     s = summary
     auto = " (auto: smallest power of two holding weights + KV, up to the scale-up domain)"
     chips = f"{_fmt(s['chips'])}{auto if s['chips_auto'] else ''}"
+    flops = "— TFLOP/s" if s["flops_per_s"] is None else f"{s['flops_per_s'] / 1e12:,.0f} TFLOP/s"
+    bw = "— TB/s" if s["hbm_bandwidth_bytes_per_s"] is None else f"{s['hbm_bandwidth_bytes_per_s'] / 1e12:,.2f} TB/s"
     lines = [f"{s['hardware']} × {s['model']}: C = {chips} chips, P = {s['pipeline_stages']}, "
              f"{s['mode']} mode",
              f"weights {s['weight_dtype']} ({s['weight_bytes'] / 1e9:,.1f} GB), KV {s['kv_dtype']}"
              + (f" ({_fmt(s['kv_bytes_per_token'])} B/token)" if s.get("kv_bytes_per_token") else "")
-             + f", compute {s['compute_dtype']} ({s['flops_per_s'] / 1e12:,.0f} TFLOP/s, "
-             f"{s['hbm_bandwidth_bytes_per_s'] / 1e12:,.2f} TB/s per chip)"]
+             + f", compute {s['compute_dtype']} ({flops}, {bw} per chip)"]
+    if s.get("not_given"):
+        lines.append("not given (outputs that need them are null): " + ", ".join(s["not_given"]))
+    if s.get("chips_rule"):
+        lines.append("C = " + s["chips_rule"])
     if s.get("uncertain_inputs"):
         lines.append("uncertain preset figures used: " + ", ".join(s["uncertain_inputs"]))
+    if s.get("unsourced"):
+        lines.append("note: unsourced numbers (your own file gives no source or date for them): "
+                     + ", ".join(s["unsourced"]))
     return "\n".join(lines)
 
 
@@ -348,7 +435,7 @@ def cmd_step(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if len(a.batch) * len(a.context) > STEP_MAX_ROWS:  # one row per (batch, context): 10⁴ × 10⁴ would take hours
         raise CLIError(f"--batch × --context: {len(a.batch):,} × {len(a.context):,} rows; at most "
                        f"{STEP_MAX_ROWS:,} (batch, context) pairs")
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "total_params"],
                      batch=max(a.batch), context=max(a.context))
     b = np.asarray(a.batch, float)[:, None]
     t = np.asarray(a.context, float)[None, :]
@@ -357,15 +444,24 @@ def cmd_step(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except ValueError as e:
         raise CLIError(str(e)) from None
     rows = r.rows()
+    reasons = []
+    for key, col, what in (("price_usd_per_hour", "usd_per_mtok", "usd_per_mtok"),
+                           ("hbm_bytes", "fits", "fits (weights + KV within HBM)")):
+        if missing(a, key):
+            for row in rows:
+                row[col] = None
+            reasons.append(missing_reason(a, key, what))
     summary = _system_summary(s, a)
     data = {"inputs": summary, "rows": rows}
+    if reasons:
+        data["reason"] = "; ".join(reasons)
     table = _table(
         ["batch", "context", "t_step ms", "matmul ms", "weights ms", "kv ms", "bound", "tok/s/user",
          "tok/s/chip", "$/Mtok", "HBM/chip GB", "fits"],
         [[x["batch"], x["context"], x["t_step_s"] * 1e3, x["t_matmul_s"] * 1e3, x["t_weights_s"] * 1e3,
           x["t_kv_s"] * 1e3, x["bound"], x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"],
           x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9, x["fits"]] for x in rows])
-    return data, _header(summary) + "\n\n" + table
+    return data, _header(summary) + "\n\n" + table + "".join(f"\nnote: {r}" for r in reasons)
 
 
 def cmd_balance(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -384,7 +480,7 @@ def cmd_balance(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "batch_balance": b_star if math.isfinite(b_star) else None,
         "context_never_compute_bound": t_never if math.isfinite(t_never) else None,
         "hbm_drain_s": (float(hbm_drain_time(s.hardware.hbm_bytes, s.hardware.hbm_bandwidth_bytes_per_s))
-                        if _given(a, "hbm_bytes") else None),
+                        if not missing(a, "hbm_bytes") else None),
     }
     reasons = []
     if not math.isfinite(b_star):
@@ -406,12 +502,14 @@ def cmd_balance(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_fast_mode(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "total_params"])
     batches = a.batch_standard is not None or a.batch_fast is not None
     quotes = a.speedup is not None or a.price_multiple is not None
     if batches == quotes:
         raise CLIError("fast-mode: give either --batch-standard and --batch-fast, "
                        "or --speedup and --price-multiple")
+    # From a quote, the standard batch must fit in HBM; two given batches need no HBM figure.
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "total_params"] + ([] if batches else ["hbm_bytes"]),
+                     batch=max(a.batch_standard or 0, a.batch_fast or 0), context=a.context)
     try:
         if batches:
             if a.batch_standard is None or a.batch_fast is None:
@@ -424,6 +522,10 @@ def cmd_fast_mode(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except ValueError as e:
         raise CLIError(str(e)) from None
     data = {"inputs": _system_summary(s, a), "context": a.context, **asdict(fm)}
+    if missing(a, "price_usd_per_hour"):  # the price multiple is a ratio (the price cancels); $/Mtok is not
+        data["usd_per_mtok_standard"] = data["usd_per_mtok_fast"] = None
+        why = missing_reason(a, "price_usd_per_hour", "usd_per_mtok_standard and usd_per_mtok_fast")
+        data["reason"] = "; ".join(x for x in (data["reason"], why) if x)
     if not data["reason"]:
         data.pop("reason")
     text = _kv_lines([("speedup", fm.speedup), ("price multiple", fm.price_multiple),
@@ -444,10 +546,14 @@ def cmd_kv_from_price(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     data = {"active_params": s.model.active_params, "flops_per_s": s.flops, "compute_dtype": s.precision.compute,
             "hbm_bandwidth_bytes_per_s": s.hbm_bandwidth, "flops_per_byte": s.flops / s.hbm_bandwidth,
             "crossover_context": a.crossover_context, "kv_bytes_per_token": kv,
-            "note": f"bytes of KV per token at the precision whose FLOP/s were used ({s.precision.compute})"}
+            "note": f"bytes of KV per token at the precision whose FLOP/s were used ({s.precision.compute})",
+            "unsourced": _unsourced(s, a)}
     text = _kv_lines([("active params", data["active_params"]), ("FLOP/s ÷ HBM B/s", data["flops_per_byte"]),
                       ("crossover context [tokens]", a.crossover_context),
                       ("implied KV bytes per token", kv)]) + f"\n({data['note']})"
+    if data["unsourced"]:
+        text += "\nnote: unsourced numbers (your own file gives no source or date for them): " + \
+            ", ".join(data["unsourced"])
     return data, text
 
 
@@ -482,28 +588,33 @@ def cmd_presets(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def cmd_layout(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
-                     batch=a.batch, context=a.context)
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "total_params"], batch=a.batch, context=a.context)
     m = s.model
-    changes = {k: v for k, v in (("n_experts", a.experts), ("experts_per_token", a.experts_per_token)) if v is not None}
+    if not m.is_moe:
+        raise CLIError("layout: the model has no routed experts (give --experts and --experts-per-token, "
+                       "or an MoE model preset)")
+    if not m.experts_per_token:
+        raise CLIError("layout: the model's experts per token k is unknown (give --experts-per-token)")
+    if m.d_model is None:
+        raise CLIError("layout: the model's d_model is unknown (give --d-model, or an MoE model preset or file)")
+    if cluster.moe_layer_count(m) is None:
+        raise CLIError("layout: the model's MoE layer count is unknown (give --moe-layers or --layers)")
+    gpus = a.gpus if a.gpus is not None else s.deployment.chips
+    if a.gpus is not None:
+        a.chips = a.gpus  # reported as given, not auto
+    s = s.with_(chips=gpus)
+    hw = s.hardware
+    domain = hw.scaleup_domain_chips
     try:
-        if changes:
-            m = m.with_(**changes)
-            s = System(s.hardware, m, s.precision, s.deployment)
-        if not m.is_moe:
-            raise CLIError("layout: the model has no routed experts (give --experts and --experts-per-token, "
-                           "or an MoE model preset)")
-        if m.d_model is None:
-            raise CLIError("layout: the model's d_model is unknown (use an MoE model preset or a model file)")
-        gpus = a.gpus if a.gpus is not None else s.deployment.chips
-        if a.gpus is not None:
-            a.chips = a.gpus  # reported as given, not auto
-        s = s.with_(chips=gpus)
-        domain = a.domain if a.domain is not None else s.hardware.scaleup_domain_chips
         at = cluster.moe_alltoall(s, a.batch, activation_bytes=a.activation_bytes, domain=int(domain))
         r = decode_step(s, a.batch, a.context, t_comm=at.t_comm_s)
     except ValueError as e:
-        raise CLIError(f"layout: {e}") from None
+        msg = str(e)
+        if "scale-up bandwidth" in msg:
+            msg += " (give --scaleup-bw)"
+        elif "scale-out bandwidth" in msg:
+            msg += " (give --scaleout-bw, or keep --gpus within --domain)"
+        raise CLIError(f"layout: {msg}") from None
     data = {
         "inputs": _system_summary(s, a), "batch": a.batch, "context": a.context, "gpus": gpus,
         "domain": domain, "experts": m.n_experts, "experts_per_token": m.experts_per_token,
@@ -517,47 +628,58 @@ def cmd_layout(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "t_scaleout_s": float(at.t_scaleout_s), "t_comm_s": float(at.t_comm_s),
         "t_step_s": float(r.t_step_s), "bound": str(r.bound), "usd_per_mtok": float(r.usd_per_mtok),
     }
+    if missing(a, "price_usd_per_hour"):
+        data["usd_per_mtok"] = None
+        data["reason"] = missing_reason(a, "price_usd_per_hour", "usd_per_mtok")
     text = _kv_lines([
         ("experts per GPU", data["experts_per_gpu"]),
         ("distinct experts touched per layer", data["expected_distinct_experts"]),
         ("all-to-all bytes per step", data["alltoall_bytes_per_step"]), ("… per GPU", data["alltoall_bytes_per_gpu"]),
         ("share over scale-out", data["share_scaleout"]), ("t scale-up [ms]", data["t_scaleup_s"] * 1e3),
         ("t scale-out [ms]", data["t_scaleout_s"] * 1e3), ("t_comm [ms]", data["t_comm_s"] * 1e3),
-        ("step with t_comm [ms]", data["t_step_s"] * 1e3), ("bound", data["bound"])])
+        ("step with t_comm [ms]", data["t_step_s"] * 1e3), ("bound", data["bound"]),
+        ("$/Mtok", data["usd_per_mtok"])]) + (f"\nnote: {data['reason']}" if data.get("reason") else "")
     return data, _header(data["inputs"]) + f"\nB = {a.batch:g}, T = {a.context:g}, G = {gpus:g} GPUs, " \
         f"domain {domain:g}\n\n" + text
 
 
 def cmd_pipeline(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour", "total_params"],
-                     batch=a.micro_batch, context=a.context)
+    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "total_params"], batch=a.micro_batch, context=a.context)
     P = np.asarray(a.stages, float)
     try:
         pm = cluster.pipeline(s, a.micro_batch, a.context, P)
     except ValueError as e:
         raise CLIError(f"pipeline: {e}") from None
     hw, m = s.hardware, s.model
+    cut = cluster.pipeline_cut_check(m, hw.scaleup_bandwidth_bytes_per_s, hw.scaleout_bandwidth_bytes_per_s, P)
     rows = []
     for i, p in enumerate(a.stages):
         row = {"stages": int(p), "weight_bytes_per_chip": float(pm.weight_bytes_per_chip[i]),
                "kv_bytes_per_chip": float(pm.kv_bytes_per_chip[i]),
                "hbm_bytes_per_chip": float(pm.total_bytes_per_chip[i]),
-               "fits": bool(pm.total_bytes_per_chip[i] <= hw.hbm_bytes), "latency_s": float(pm.latency_s[i]),
+               "fits": None if missing(a, "hbm_bytes") else bool(pm.total_bytes_per_chip[i] <= hw.hbm_bytes),
+               "latency_s": float(pm.latency_s[i]),
                "tokens_per_s": float(pm.tokens_per_s[i]),
                "training_bubble": float(cluster.training_bubble_fraction(p, a.micro_batches or p))}
-        if m.is_moe and m.n_layers and hw.scaleup_bandwidth_bytes_per_s and hw.scaleout_bandwidth_bytes_per_s:
-            row["cut_ratio"] = float(cluster.pipeline_cut_ratio(hw.scaleup_bandwidth_bytes_per_s,
-                                                                 hw.scaleout_bandwidth_bytes_per_s,
-                                                                 m.experts_per_token, m.n_layers / p))
+        row["moe_layers_per_stage"] = float(cut.moe_layers_per_stage[i])
+        row["cut_ratio"] = float(cut.ratio[i])                  # NaN → null, with the reason
+        if cut.reason[i]:
+            row["cut_reason"] = cut.reason[i]
         rows.append(row)
     data = {"inputs": _system_summary(s, a), "micro_batch": a.micro_batch, "context": a.context,
             "rows": rows}
+    if missing(a, "hbm_bytes"):
+        data["reason"] = missing_reason(a, "hbm_bytes", "fits")
     table = _table(["P", "weights/chip GB", "KV/chip GB", "HBM/chip GB", "fits", "latency ms", "tok/s",
                     "cut ratio", "train bubble"],
                    [[r["stages"], r["weight_bytes_per_chip"] / 1e9, r["kv_bytes_per_chip"] / 1e9,
                      r["hbm_bytes_per_chip"] / 1e9, r["fits"], r["latency_s"] * 1e3, r["tokens_per_s"],
                      r.get("cut_ratio"), r["training_bubble"]] for r in rows])
-    return data, _header(data["inputs"]) + f"\nmicro-batch b = {a.micro_batch:g}, T = {a.context:g}\n\n" + table
+    notes = sorted({r["cut_reason"] for r in rows if r.get("cut_reason")})
+    if data.get("reason"):
+        notes.append(data["reason"])
+    return data, (_header(data["inputs"]) + f"\nmicro-batch b = {a.micro_batch:g}, T = {a.context:g}\n\n" + table
+                  + "".join(f"\nnote: {n}" for n in notes))
 
 
 def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
@@ -571,7 +693,7 @@ def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
                     data = f.read(presets.MAX_FILE_BYTES + 1)
             except OSError as e:
                 raise CLIError(f"--tiers: cannot read {path!r}: {e.strerror}") from None
-            items = presets.parse_text(data, "tier")
+            items = presets.parse_text(data, "tier", require_sources=False)    # a user's file: sources optional
     except presets.PresetError as e:
         raise CLIError(f"--tiers {path}: {e.problems[0]}"
                        + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
@@ -581,7 +703,7 @@ def _load_tiers(path: str | None) -> list[tuple[str, economics.Tier]]:
 
 
 def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    s = build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour"])
+    s = build_system(a, ["flops", "hbm_bytes", "price_usd_per_hour"])
     try:
         kv = s.kv.bytes_per_token
     except ValueError as e:
@@ -604,7 +726,10 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
              "hold_usd_per_token": float(c.hold_usd_per_s[i]) * a.hold_seconds,
              "retrieve_usd_per_token": float(c.retrieve_usd[i]), "usd_per_token": float(c.tier_usd[i]),
              "usd_per_mtok": float(c.tier_usd[i]) * 1e6,
-             "uncertain": presets.uncertain_fields(t)} for i, (k, t) in enumerate(keyed)]
+             "uncertain": presets.uncertain_fields(t), "unsourced": presets.unsourced_fields(t)}
+            for i, (k, t) in enumerate(keyed)]
+    if missing(a, "hbm_bandwidth_bytes_per_s"):  # HBM's own retrieve cost is 0 whatever its bandwidth
+        rows[0]["bandwidth_bytes_per_s"] = rows[0]["drain_s"] = None
     data = {"inputs": _system_summary(s, a), "hold_seconds": a.hold_seconds, "kv_bytes_per_token": kv,
             "tiers": rows, "recompute_usd_per_token": rec, "recompute_usd_per_mtok": rec * 1e6,
             "cheapest": keys[k_best], "cheapest_name": c.names[k_best],
@@ -612,23 +737,47 @@ def cmd_cache_tier(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
             "cheapest_tier": keys[k_tier],
             "switches": [{"hold_s": t, "from": keys[i], "to": keys[j]}
                          for t, i, j in zip(env.switch_s, env.order, env.order[1:])]}
+    if missing(a, "hbm_bandwidth_bytes_per_s"):
+        data["reason"] = missing_reason(a, "hbm_bandwidth_bytes_per_s", "the HBM row's bandwidth and drain time")
     table = _table(["tier", "drain s", "hold $/Mtok", "retrieve $/Mtok", "total $/Mtok", ""],
                    [[r["key"], r["drain_s"], r["hold_usd_per_token"] * 1e6, r["retrieve_usd_per_token"] * 1e6,
                      r["usd_per_mtok"], "← cheapest" if r["key"] == keys[k_best] else ""] for r in rows]
                    + [["recompute", None, None, None, rec * 1e6, "← cheapest" if k_best == len(tiers) else ""]])
     hand = "; ".join(f"{d['from']} → {d['to']} at {_fmt(d['hold_s'])} s" for d in data["switches"])
+    bare = [f"{r['key']}.{f}" for r in rows for f in r["unsourced"]]
+    if bare:
+        hand += "\nnote: unsourced numbers (your own --tiers file gives no source or date for them): " + ", ".join(bare)
     return data, (_header(data["inputs"]) + f"\nKV {_fmt(kv)} B/token held for {_fmt(a.hold_seconds)} s, then read "
                   f"back (per million tokens)\n\n{table}\n\ncheapest option changes: {hand or 'never'}")
+
+
+def _load_measurements(path: str) -> dict[str, Any]:
+    """A user's measurement file (`--measurements`): CSV, or YAML/JSON in the measurements.yaml schema."""
+    from . import calibrate
+
+    try:  # at most one byte past the cap: the parser refuses it, and /dev/zero cannot fill memory
+        with open(path, "rb") as f:
+            data = f.read(presets.MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise CLIError(f"--measurements: cannot read {path!r}: {e.strerror}") from None
+    try:
+        return calibrate.load_user_measurements(data, path)
+    except presets.PresetError as e:
+        raise CLIError(f"--measurements {path}: {e.problems[0]}"
+                       + (f" (and {len(e.problems) - 1} more)" if len(e.problems) > 1 else "")) from None
 
 
 def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Published measurements against their ideal bound; the (MFU, BWU) that best predicts them."""
     from . import calibrate  # only this subcommand needs it
 
-    try:
-        items = presets.measurement_presets()
-    except OSError as e:
-        raise CLIError(f"calibrate: cannot read the built-in measurements ({e.strerror}: {e.filename})") from None
+    if a.measurements is not None:
+        items = _load_measurements(a.measurements)
+    else:
+        try:
+            items = presets.measurement_presets()
+        except OSError as e:
+            raise CLIError(f"calibrate: cannot read the built-in measurements ({e.strerror}: {e.filename})") from None
     resolved = {}
     for flag, kind, value in (("--model", "model", a.model), ("--hardware", "hardware", a.hardware)):
         if value is not None:
@@ -643,8 +792,9 @@ def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         keys = [k.strip() for k in a.measurement.split(",")]
         bad = [k for k in keys if k not in items]
         if bad:
+            where = a.measurements or "presets/measurements.yaml"
             raise CLIError(f"--measurement: unknown measurement {bad[0]!r}; the keys are those of "
-                           f"presets/measurements.yaml, e.g. {', '.join(list(items)[:3])}")
+                           f"{where}, e.g. {', '.join(list(items)[:3])}")
     model_key, hw_key = resolved.get("model"), resolved.get("hardware")
     sel = calibrate.select(items, model=model_key, hardware=hw_key, publisher=a.publisher, keys=keys)
     given = " ".join(f"{f} {v}" for f, v in (("--model", a.model), ("--hardware", a.hardware),
@@ -662,9 +812,10 @@ def cmd_calibrate(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
                      "tokens_per_s_per_user": float(c.speed[i]), "ideal_tokens_per_s_per_gpu": float(c.ideal[i]),
                      "efficiency": float(c.efficiency[i]), "ideal_bound": str(c.bound[i]),
                      "fitted_tokens_per_s_per_gpu": float(f.predicted[i]), "residual_log10": float(f.residual_log10[i]),
-                     "fitted_bound": str(f.bound[i]), "uncertain": presets.uncertain_fields(m)})
+                     "fitted_bound": str(f.bound[i]), "uncertain": presets.uncertain_fields(m),
+                     "unsourced": presets.unsourced_fields(m)})
     data = {"selection": {"model": a.model, "hardware": a.hardware, "publisher": a.publisher,
-                          "measurement": keys},
+                          "measurement": keys, "measurements_file": a.measurements},
             "count": len(rows), "mfu": f.mfu, "bw_util": f.bwu, "mfu_determined": f.mfu_determined,
             "bw_util_determined": f.bwu_determined, "rms_log10": f.rms_log10,
             "rms_factor": 10.0 ** f.rms_log10, "max_efficiency": float(np.max(c.efficiency)), "points": rows}
@@ -730,12 +881,7 @@ def make_parser() -> argparse.ArgumentParser:
     sp = add("layout", cmd_layout, "MoE experts over G GPUs: experts per GPU, all-to-all bytes and time per step")
     sp.add_argument("--batch", type=_number("--batch", 1), default=1.0)
     sp.add_argument("--context", type=_number("--context", 0), default=0.0)
-    sp.add_argument("--experts", type=_number("--experts", 1, integer=True), help="routed experts E (default: model)")
-    sp.add_argument("--experts-per-token", type=_number("--experts-per-token", 1, integer=True),
-                    help="k (default: model)")
     sp.add_argument("--gpus", type=_number("--gpus", 1, integer=True), help="GPUs the expert layer spans (default: C)")
-    sp.add_argument("--domain", type=_number("--domain", 1, integer=True),
-                    help="scale-up domain size in chips (default: the chip preset's)")
     sp.add_argument("--activation-bytes", type=_number("--activation-bytes", 0, lo_open=True), default=2.0,
                     help="bytes per dispatched activation element (default 2, bf16)")
     sp = add("pipeline", cmd_pipeline, "weights and KV per chip, latency and cut check against pipeline stages")
@@ -758,6 +904,10 @@ def make_parser() -> argparse.ArgumentParser:
     sp.add_argument("--hardware", metavar="NAME", help="only measurements on this chip preset")
     sp.add_argument("--publisher", metavar="NAME", help="only measurements from this publisher (e.g. NVIDIA)")
     sp.add_argument("--measurement", metavar="KEYS", help="comma-separated measurement keys")
+    sp.add_argument("--measurements", metavar="FILE",
+                    help="your own measured points instead of the built-in ones: a CSV (a header row of the "
+                         "measurements.yaml field names, one point per row) or a YAML/JSON file in that schema; "
+                         "sources optional")
     sp = add("presets", cmd_presets, "list the built-in presets", system=False)
     sp.add_argument("kind", nargs="?", choices=["hardware", "model", "price", "tier", "measurement"])
     return p

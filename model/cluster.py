@@ -157,11 +157,73 @@ def pipeline_cut_ratio(scaleup_bw: ArrayLike, scaleout_bw: ArrayLike, experts_pe
                        layers_per_stage: ArrayLike) -> np.ndarray:
     """t_scaleup / t_scaleout at a pipeline cut = (bw_out / bw_up) · 2 · k · layers_per_stage (§1.8).
 
-    Inside a stage each layer's all-to-all moves 2·k activations per token on scale-up links; the
+    Inside a stage each MoE layer's all-to-all moves 2·k activations per token on scale-up links; the
     cut moves one activation per token over scale-out.  Want ≥ 1 (the lecture: 1/8 · 2 · 8 · 1 = 2).
+    `layers_per_stage` counts MoE layers only (see `pipeline_cut_check`).
     """
     return (np.asarray(scaleout_bw, float) / np.asarray(scaleup_bw, float) * 2.0
             * np.asarray(experts_per_token, float) * np.asarray(layers_per_stage, float))
+
+
+def moe_layer_count(model: ModelArch) -> int | None:
+    """MoE layers L_moe: `n_moe_layers` when given, else every layer of an MoE model; 0 for a dense model.
+
+    Only MoE layers carry an all-to-all (DeepSeek-V3: 58 of 61, the first 3 dense; Llama 4 Maverick:
+    24 of 48, MoE on alternate layers).  None when an MoE model gives neither count.
+    """
+    if not model.is_moe:
+        return 0
+    if model.n_moe_layers is not None:
+        return int(model.n_moe_layers)
+    return None if model.n_layers is None else int(model.n_layers)
+
+
+@dataclass(frozen=True)
+class CutCheck:
+    """The pipeline cut check for each P (arrays of the shape of `stages`).
+
+    moe_layers_per_stage  L_moe / P: MoE layers a stage holds on average [-]
+    ratio                 t_scaleup / t_scaleout at a cut (want ≥ 1); NaN where there is no answer
+    reason                why `ratio` is NaN, per P ("" where it is a number)
+    """
+
+    stages: np.ndarray
+    moe_layers_per_stage: np.ndarray
+    ratio: np.ndarray
+    reason: tuple[str, ...]
+
+
+def pipeline_cut_check(model: ModelArch, scaleup_bw: float | None, scaleout_bw: float | None,
+                       stages: ArrayLike, experts_per_token: float | None = None) -> CutCheck:
+    """`pipeline_cut_ratio` with the MoE layers per stage, L_moe / P, for every P in `stages`.
+
+    A stage's scale-up all-to-all runs over its MoE layers only (dense layers move nothing on the
+    expert links), so the layers that count are L_moe / P, not L / P.  There is no answer (NaN, with
+    a reason) at P = 1 (one stage has no cut), for a dense model (no all-to-all), without an MoE layer
+    count, or without both link bandwidths.  `experts_per_token` overrides the model's k (an
+    illustration for a dense model uses the lecture's 8; then every layer is counted).
+    """
+    P = np.atleast_1d(np.asarray(stages, float))
+    k = model.experts_per_token if experts_per_token is None else experts_per_token
+    L = moe_layer_count(model) if experts_per_token is None or model.is_moe else model.n_layers
+    common = ""
+    if not model.is_moe and experts_per_token is None:
+        common = f"{model.name} is dense: no MoE all-to-all inside a stage, so no cut check"
+    elif L is None:
+        common = f"{model.name} has no layer count (n_moe_layers or n_layers): the cut check needs it"
+    elif not (scaleup_bw and scaleout_bw):
+        common = "the chip needs both a scale-up and a scale-out bandwidth figure for the cut check"
+    elif not k:
+        common = "the cut check needs experts per token k ≥ 1"
+    lps = P * np.nan if L is None else float(L) / P
+    if common:
+        ratio = np.full(P.shape, np.nan)
+    else:
+        ratio = pipeline_cut_ratio(scaleup_bw, scaleout_bw, k, lps)
+    reason = tuple(common or ("P = 1: one stage has no cut between stages, so there is nothing to check"
+                              if p == 1 else "") for p in P)
+    ratio = np.where(P == 1, np.nan, ratio)
+    return CutCheck(P, np.broadcast_to(lps, P.shape).astype(float), ratio, reason)
 
 
 def training_bubble_fraction(stages: ArrayLike, micro_batches: ArrayLike) -> np.ndarray:
@@ -186,7 +248,9 @@ def pipeline(system: System, micro_batch: ArrayLike, context: ArrayLike, stages:
     """
     P = np.asarray(stages, float)
     C = system.deployment.chips
-    kv = KVLayout.from_model(system.model, system.precision.kv_bytes_per_element)
+    # Context 0 holds no KV: no KV figure is needed then.
+    kv = (KVLayout.from_model(system.model, system.precision.kv_bytes_per_element)
+          if np.any(np.asarray(context, float) > 0) else KVLayout(0.0))
     w = system.weight_bytes / (C * P)
     kvc = np.asarray(micro_batch, float) * kv.stored_bytes(context) / C
     # The whole-model step terms do not depend on P (each stage holds 1/P of them); P adds hops and

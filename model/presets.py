@@ -20,6 +20,8 @@ size, and every problem is reported with the item and field it concerns.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from collections.abc import Mapping
@@ -198,8 +200,13 @@ def _number_fields(cls: type[_Spec]) -> dict[str, Mapping[str, Any]]:
     return {f.name: f.metadata for f in fields(cls) if f.metadata.get("kind") == "number"}
 
 
-def parse_item(kind: str, key: str, raw: Any) -> _Spec:
-    """Validate one entry of a preset file into its spec, collecting every problem."""
+def parse_item(kind: str, key: str, raw: Any, *, require_sources: bool = True) -> _Spec:
+    """Validate one entry of a preset file into its spec, collecting every problem.
+
+    `require_sources`: a number without a source or date is an error (the built-in presets); a
+    user's own file passes False and such numbers are kept with an empty source/date, which
+    `unsourced_fields` names so the app and the CLI can mark them.
+    """
     cls = KINDS[kind]
     where = f"{kind} {key!r}"
     if not isinstance(raw, Mapping):
@@ -239,9 +246,12 @@ def parse_item(kind: str, key: str, raw: Any) -> _Spec:
                 problems.append(f"{where}.{k}: the number is too large for a float: it must be "
                                 f"{describe_range(numbers[k])} [{numbers[k]['unit']}]")
                 continue
-            if not src or not isinstance(src, str):
+            if src is not None and not isinstance(src, str):
+                problems.append(f"{where}.{k}: 'source' must be text, got {type(src).__name__}")
+                src = None
+            if require_sources and not src:
                 problems.append(f"{where}.{k}: no source (give 'source' on the field or the entry)")
-            if not date:
+            if require_sources and not date:
                 problems.append(f"{where}.{k}: no date (give 'date' on the field or the entry)")
             meta[k] = Sourced(str(src or ""), str(date or ""), bool(unc), str(note or ""))
         else:
@@ -260,17 +270,12 @@ def parse_item(kind: str, key: str, raw: Any) -> _Spec:
     return spec
 
 
-def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
-    """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given."""
-    if isinstance(text, bytes):
-        if len(text) > MAX_FILE_BYTES:
-            raise PresetError([f"file is {len(text):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PresetError(["file is not UTF-8 text"]) from None
-    if len(text) > MAX_FILE_BYTES:
-        raise PresetError([f"file is {len(text):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: bool = True) -> dict[str, _Spec]:
+    """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given.
+
+    `require_sources=False` for a user's own file: numbers may come without source and date (see
+    `unsourced_fields`); every other rule holds."""
+    text = _decode(text)
     try:
         doc = yaml.load(text, Loader=_Loader)  # JSON is YAML; a SafeLoader builds plain data only
     except yaml.YAMLError as e:
@@ -303,12 +308,90 @@ def parse_text(text: str | bytes, kind: str | None = None) -> dict[str, _Spec]:
     out: dict[str, _Spec] = {}
     for key, raw in items.items():
         try:
-            out[str(key)] = parse_item(file_kind, str(key), raw)
+            out[str(key)] = parse_item(file_kind, str(key), raw, require_sources=require_sources)
         except PresetError as e:
             problems.extend(e.problems)
     if problems:
         raise PresetError(problems)
     return out
+
+
+MAX_ITEMS = 1000      # a user's measurement file: at most this many rows/items (each is a roofline to evaluate)
+
+
+def _decode(data: str | bytes) -> str:
+    """Bytes → text under the size cap (UTF-8, a leading BOM dropped); PresetError otherwise."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_FILE_BYTES:
+            raise PresetError([f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise PresetError(["file is not UTF-8 text"]) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise PresetError([f"file is {len(data):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+    return data
+
+
+def parse_csv(text: str | bytes, kind: str, *, require_sources: bool = False) -> dict[str, _Spec]:
+    """Parse a CSV of items of one kind: a header row of field names, one item per row.
+
+    Columns are the spec's field names (as in the YAML files), plus optional `key` (the item's key;
+    default `row N`, N the line number), `source`, `date` and `note` (for the row's numbers).  Empty
+    cells are left out.  Same rules and per-field messages as `parse_text` (size cap, ranges, unknown
+    fields); a user's CSV may leave out sources unless `require_sources`.
+    """
+    if kind not in KINDS:
+        raise PresetError([f"'kind' must be one of {', '.join(KINDS)}, got {kind!r}"])
+    text = _decode(text)
+    allowed = set(KINDS[kind].field_names()) | ENTRY_KEYS | {"key"}
+    try:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except csv.Error as e:
+        raise PresetError([f"not valid CSV: {e}"]) from None
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if not rows:
+        raise PresetError(["the CSV is empty: expected a header row of field names, then one row per item"])
+    header = [h.strip() for h in rows[0]]
+    problems = [f"column {h!r}: unknown field; allowed: {', '.join(sorted(allowed - {'aliases'}))}"
+                for h in header if h not in allowed or h == "aliases"]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    problems += [f"column {h!r} appears more than once" for h in dup]
+    if len(rows) == 1:
+        problems.append("the CSV has a header but no rows")
+    if len(rows) - 1 > MAX_ITEMS:
+        problems.append(f"the CSV has {len(rows) - 1:,} rows; at most {MAX_ITEMS:,}")
+    if problems:
+        raise PresetError(problems)
+    out: dict[str, _Spec] = {}
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) > len(header):
+            problems.append(f"row {n}: {len(row)} cells for {len(header)} columns")
+            continue
+        raw = {h: c.strip() for h, c in zip(header, row) if c.strip() != ""}
+        key = raw.pop("key", f"row {n}")
+        if key in out:
+            problems.append(f"row {n}: key {key!r} is used twice")
+            continue
+        try:
+            out[key] = parse_item(kind, key, raw, require_sources=require_sources)
+        except PresetError as e:
+            problems.extend(e.problems)
+    if problems:
+        raise PresetError(problems)
+    return out
+
+
+def parse_user_file(data: str | bytes, kind: str, filename: str = "") -> dict[str, _Spec]:
+    """A user's own file of `kind` items: CSV when the name ends in .csv, else YAML/JSON in the
+    presets schema.  Sources and dates optional (see `unsourced_fields`); at most MAX_ITEMS items."""
+    if filename.lower().endswith(".csv"):
+        return parse_csv(data, kind, require_sources=False)
+    items = parse_text(data, kind, require_sources=False)
+    if len(items) > MAX_ITEMS:
+        raise PresetError([f"the file has {len(items):,} items; at most {MAX_ITEMS:,}"])
+    return items
 
 
 def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
@@ -323,7 +406,9 @@ def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
             continue
         if f.metadata.get("kind") == "number":
             m = meta.get(f.name)
-            entry = {"value": v, "source": m.source if m else "user", "date": m.date if m else "user"}
+            entry = {"value": v}
+            if m is None or m.source or m.date:     # an unsourced number of a user's file stays unsourced
+                entry.update(source=m.source if m else "user", date=m.date if m else "user")
             if m and m.uncertain:
                 entry["uncertain"] = True
             item[f.name] = entry
@@ -394,7 +479,10 @@ def get(kind: str, key: str) -> _Spec:
 
 
 def load_spec(kind: str, name_or_path: str) -> _Spec:
-    """A preset key, or a YAML/JSON file holding exactly one item of that kind."""
+    """A preset key, or a YAML/JSON file holding exactly one item of that kind.
+
+    A user's file may leave out sources and dates (`unsourced_fields` names those numbers); the
+    built-in presets may not."""
     p = Path(name_or_path)
     if p.suffix.lower() in (".yaml", ".yml", ".json") or p.exists():
         try:  # at most one byte past the cap: parse_text refuses it (and /dev/zero cannot fill memory)
@@ -402,11 +490,16 @@ def load_spec(kind: str, name_or_path: str) -> _Spec:
                 data = f.read(MAX_FILE_BYTES + 1)
         except OSError as e:
             raise ValueError(f"cannot read {kind} file {name_or_path!r}: {e.strerror}") from None
-        items = parse_text(data, kind)
+        items = parse_text(data, kind, require_sources=False)
         if len(items) != 1:
             raise PresetError([f"{name_or_path}: expected exactly one {kind} item, found {len(items)}"])
         return next(iter(items.values()))
     return get(kind, name_or_path)
+
+
+def unsourced_fields(spec: _Spec) -> list[str]:
+    """Names of the numeric fields that carry no source or no date (a user's own file may omit them)."""
+    return [k for k, m in (getattr(spec, "meta", {}) or {}).items() if not (m.source and m.date)]
 
 
 def uncertain_fields(spec: _Spec) -> list[str]:

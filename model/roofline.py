@@ -200,9 +200,11 @@ class KVLayout:
                 f_layer = 4.0 * model.n_heads * model.head_dim
             flops_full, flops_win = n_full * f_layer, n_win * f_layer
         if model.kv_bytes_per_token is not None:
-            # Override: every layer treated as full attention, the number used as is.
-            pre = None if pre_full is None else pre_full + pre_win
-            return cls(float(model.kv_bytes_per_token), 0.0, np.inf, flops_full + flops_win, 0.0, pre, None)
+            # Override: the bytes are used as is, all read as full attention (the figure is the
+            # user's); the attention FLOPs still come from the shapes, so windowed or chunked
+            # layers stop growing at their window whatever the byte figure says.
+            window = float(model.window_tokens) if n_win and model.has_architecture else np.inf
+            return cls(float(model.kv_bytes_per_token), 0.0, window, flops_full, flops_win, pre_full, pre_win)
         if not model.has_architecture:
             raise ValueError(f"model {model.name!r} has neither its attention shapes nor a "
                              "kv_bytes_per_token figure; give one (CLI: --kv-bytes-per-token)")
@@ -413,7 +415,8 @@ def max_batch_that_fits(system: System, context: ArrayLike, chips: ArrayLike | N
     c = np.asarray(d.chips if chips is None else chips, float)
     P = d.pipeline_stages
     room = c * P * system.hardware.hbm_bytes - system.weight_bytes
-    per_seq = P * system.kv.stored_bytes(context)
+    kv = system.kv if np.any(np.asarray(context, float) > 0) else KVLayout(0.0)   # context 0: no KV figure needed
+    per_seq = P * kv.stored_bytes(context)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(per_seq > 0, room / np.where(per_seq > 0, per_seq, 1.0), np.inf)
     return np.where(room > 0, out, 0.0)

@@ -100,31 +100,33 @@ def test_deepseek_on_gb200_cut_ratio_equals_model_and_cli(capsys):
     at = pipe_app({"model": "deepseek-v3", "chip": "gb200"})
     hw = presets.hardware_presets()["gb200"]
     assert (hw.scaleup_bandwidth_bytes_per_s, hw.scaleout_bandwidth_bytes_per_s) == (900e9, 50e9)  # per direction
-    # (50/900) · 2 · 8 · 61/4 = 13.56
-    want = float(pipeline_cut_ratio(900e9, 50e9, 8, 61 / 4))
-    assert want == pytest.approx(50 / 900 * 2 * 8 * 61 / 4)
-    assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "13.6"
+    # Only the 58 MoE layers of 61 carry the all-to-all (config.json first_k_dense_replace 3):
+    # (50/900) · 2 · 8 · 58/4 = 12.89
+    want = float(pipeline_cut_ratio(900e9, 50e9, 8, 58 / 4))
+    assert want == pytest.approx(50 / 900 * 2 * 8 * 58 / 4)
+    assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "12.9"
     cli.main(["pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--stages", "4", "--micro-batch", "64",
               "--context", "8192", "--json"])
     assert json.loads(capsys.readouterr().out)["rows"][0]["cut_ratio"] == pytest.approx(want)
     f = fig(at, "Cut check")
     preset = trace(f, "NVIDIA GB200")
     lecture = trace(f, "lecture")
-    assert np.allclose(arr(preset["x"]), np.arange(1, 62))
-    assert np.allclose(arr(preset["y"]), pipeline_cut_ratio(900e9, 50e9, 8, np.arange(1, 62)))
+    assert np.allclose(arr(preset["x"]), np.arange(1, 59))
+    assert np.allclose(arr(preset["y"]), pipeline_cut_ratio(900e9, 50e9, 8, np.arange(1, 59)))
     assert arr(lecture["y"])[0] == pytest.approx(2.0)          # the lecture: (1/8)·2·8·1 = 2
     cur = trace(f, "current")
-    assert cur["x"][0] == pytest.approx(61 / 4) and cur["y"][0] == pytest.approx(want)
+    assert cur["x"][0] == pytest.approx(58 / 4) and cur["y"][0] == pytest.approx(want)
     assert not any("dense" in x.value for x in at.info)
     tex = at.latex[2].value
-    assert "50" in tex and "900" in tex and r"\frac{61}{4}" in tex and "13.6" in tex
+    assert "50" in tex and "900" in tex and r"\frac{58}{4}" in tex and "12.9" in tex and "L_{moe}" in tex
+    assert any("58 MoE layers of 61" in c.value for c in at.caption)
 
 
 def test_the_lectures_one_eighth_seeded_from_the_url():
     at = pipe_app({"model": "deepseek-v3", "chip": "gb200", "cut": "1/8", "p": "16"})
     assert at.session_state["cut"] == "1/8"
-    # (1/8) · 2 · 8 · 61/16 = 7.625
-    assert metrics(at)["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 61 / 16)):.3g}" == "7.62"
+    # (1/8) · 2 · 8 · 58/16 = 7.25 (58 MoE layers of 61)
+    assert metrics(at)["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 58 / 16)):.3g}" == "7.25"
     assert r"\frac{1}{8}" in at.latex[2].value
     f = fig(at, "Cut check")
     assert trace(f, "lecture")["line"]["width"] == 4           # the chosen ratio is the bold curve
@@ -145,7 +147,7 @@ def test_rubin_ultra_without_a_scale_out_figure_falls_back_to_one_eighth():
     f = fig(at, "Cut check")
     curves = [t["name"] for t in f["data"] if t.get("mode") == "lines"]
     assert len(curves) == 1 and curves[0].startswith("lecture")          # only the lecture's curve
-    assert metrics(at)["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 61 / 4)):.3g}"
+    assert metrics(at)["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 58 / 4)):.3g}" == "29"
 
 
 def test_ten_million_context_shows_the_overflow_without_error():
@@ -196,3 +198,29 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     assert m["Latency per token"] == seconds(pm.latency_s)
     assert m["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 80 / 16)):.3g}" == "10"
     assert dict(at.query_params) == {"p": "16", "hop": "5", "cut": "1/8"}
+
+
+def test_llama4_maverick_counts_its_24_moe_layers(capsys):
+    # Maverick: MoE on alternate layers (config.json interleave_moe_layer_step 2): 24 of 48, k = 1.
+    # GB200 at P = 4: (50/900) · 2 · 1 · 24/4 = 0.667 < 1 — counting all 48 layers would claim 1.33 ≥ 1.
+    at = pipe_app({"model": "llama-4-maverick", "chip": "gb200"})
+    want = 50 / 900 * 2 * 1 * 24 / 4
+    assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "0.667"
+    assert r"\frac{24}{4}" in at.latex[2].value and "cut too slow" in at.latex[2].value
+    assert np.allclose(arr(trace(fig(at, "Cut check"), "NVIDIA GB200")["x"]), np.arange(1, 25))
+    cli.main(["pipeline", "--hardware", "gb200", "--model", "llama-4-maverick", "--chips", "8", "--stages", "4",
+              "--json"])
+    assert json.loads(capsys.readouterr().out)["rows"][0]["cut_ratio"] == pytest.approx(want)
+
+
+def test_one_stage_has_no_cut(capsys):
+    at = pipe_app({"model": "deepseek-v3", "chip": "gb200", "p": "1"})
+    assert_clean(at)
+    assert metrics(at)["Cut ratio t_up/t_out"] == "—"
+    assert "no cut" in at.latex[2].value
+    assert any("no cut" in c.value for c in at.caption)
+    f = fig(at, "Cut check")
+    assert not any(str(t.get("name", "")).startswith("current") for t in f["data"])     # no point to mark
+    cli.main(["pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "8", "--stages", "1", "--json"])
+    row = json.loads(capsys.readouterr().out)["rows"][0]
+    assert row["cut_ratio"] is None and "no cut" in row["cut_reason"]

@@ -404,7 +404,7 @@ BAD = [
     (["presets", "chips"], ["chips", "hardware"]),
     ([], ["subcommand", "step"]),
     (["step", *DENSE70_FLAGS], ["--hardware", "--flops", "--hbm-bw"]),                       # missing flags
-    (["step", "--flops", "1e15", *DENSE70_FLAGS], ["--hbm-bw", "--hbm-bytes", "--price-per-hour"]),
+    (["step", "--flops", "1e15", *DENSE70_FLAGS], ["--hbm-bw"]),          # price and HBM bytes are optional
     (["step", *H100_FLAGS], ["--model", "--total-params"]),
     (["kv-from-price", *FLAGS], ["--crossover-context"]),
     (["overtrain", "--active-params", "1e11", "--inference-tokens-per-s", "5e7"], ["--days"]),
@@ -549,9 +549,31 @@ def test_pipeline_kv_per_chip_is_constant(capsys):
 
 def test_pipeline_cut_ratio_with_preset_links(capsys):
     d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "64",
-                 "--micro-batch", "512", "--context", "4096", "--stages", "61")
-    # One layer per stage: (50/900) · 2 · 8 · 1 = 0.889 (< 1: GB200's NIC is 18× slower than NVLink).
-    assert d["rows"][0]["cut_ratio"] == pytest.approx(50 / 900 * 16)
+                 "--micro-batch", "512", "--context", "4096", "--stages", "1,2,61")
+    # Only MoE layers carry the all-to-all: DeepSeek-V3 has 58 of 61 (config.json first_k_dense_replace 3).
+    # P = 2: 29 MoE layers per stage, (50/900) · 2 · 8 · 29 = 25.78.
+    # P = 61: 58/61 per stage, (50/900) · 2 · 8 · 58/61 = 0.8452 (< 1: GB200's NIC is 18× slower than NVLink).
+    r1, r2, r61 = d["rows"]
+    assert r2["moe_layers_per_stage"] == 29 and r2["cut_ratio"] == pytest.approx(50 / 900 * 16 * 29)
+    assert r61["cut_ratio"] == pytest.approx(50 / 900 * 16 * 58 / 61)
+    # P = 1: one stage, no cut — null with a reason, not a ratio.
+    assert r1["cut_ratio"] is None and "no cut" in r1["cut_reason"]
+    assert "cut_reason" not in r2
+
+
+def test_pipeline_cut_ratio_counts_llama4_maverick_moe_layers_only(capsys):
+    # Maverick: 48 layers, MoE on alternate ones (interleave_moe_layer_step 2) → 24 MoE layers, k = 1.
+    # P = 4: 6 MoE layers per stage; GB200 (50/900) · 2 · 1 · 6 = 0.6667 (counting all 48 would give 1.333).
+    d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "llama-4-maverick", "--chips", "8",
+                 "--stages", "4")
+    assert d["rows"][0]["moe_layers_per_stage"] == 6
+    assert d["rows"][0]["cut_ratio"] == pytest.approx(50 / 900 * 2 * 6)
+
+
+def test_pipeline_cut_ratio_is_null_for_a_dense_model(capsys):
+    d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "llama-3.1-70b", "--chips", "8",
+                 "--stages", "2")
+    assert d["rows"][0]["cut_ratio"] is None and "dense" in d["rows"][0]["cut_reason"]
 
 
 @pytest.mark.parametrize("argv,flag", [

@@ -106,6 +106,21 @@ def test_presets_and_a_tier_file(capsys, tmp_path):
     # Tape: hold 327,680/18e12 × 0.001/3600 × 86,400 + read 327,680/400e6 × 0.001/3600 per token.
     assert d["tiers"][1]["usd_per_token"] == pytest.approx(KV * 0.001 / 3600 * (86400 / 18e12 + 1 / 400e6))
     assert d["cheapest"] == "tape"
+    assert all(r["unsourced"] == [] for r in d["tiers"])
+
+
+def test_a_tier_file_without_sources_is_used_and_marked_unsourced(capsys, tmp_path):
+    f = tmp_path / "tiers.yaml"
+    f.write_text("schema: roofline-presets/1\nkind: tier\nitems:\n  tape:\n    name: LTO tape\n    medium: other\n"
+                 "    capacity_bytes: 18e12\n    bandwidth_bytes_per_s: 400e6\n    usd_per_hour: 0.001\n")
+    d = run_json(capsys, "cache-tier", *FLAGS, "--hold-seconds", "86400", "--tiers", str(f))
+    tape = d["tiers"][1]
+    # the same hand-derived cost as with sources: the numbers are used as given
+    assert tape["usd_per_token"] == pytest.approx(KV * 0.001 / 3600 * (86400 / 18e12 + 1 / 400e6))
+    assert sorted(tape["unsourced"]) == ["bandwidth_bytes_per_s", "capacity_bytes", "usd_per_hour"]
+    code = cli.main(["cache-tier", *FLAGS, "--hold-seconds", "86400", "--tiers", str(f)])
+    out = capsys.readouterr().out
+    assert code == 0 and "note: unsourced numbers" in out and "tape.capacity_bytes" in out
 
 
 def test_readable_table(capsys):

@@ -15,7 +15,9 @@ from model.cluster import (
     experts_per_gpu,
     largest_model_params,
     moe_alltoall,
+    moe_layer_count,
     pipeline,
+    pipeline_cut_check,
     pipeline_cut_ratio,
     tensor_parallel_allreduce_time,
     touched_weight_bytes_per_gpu,
@@ -110,6 +112,37 @@ def test_cut_point_check_lecture():
     assert float(pipeline_cut_ratio(8.0, 1.0, 8, 1)) == pytest.approx(2.0)
     # GB200: 50 GB/s NIC over 900 GB/s NVLink per direction → 1/18 · 16 = 0.89 < 1 at one layer per stage.
     assert float(pipeline_cut_ratio(900e9, 50e9, 8, 1)) == pytest.approx(16 / 18)
+
+
+def test_cut_check_counts_moe_layers_only():
+    # Only MoE layers carry the all-to-all.  DeepSeek-V3: 61 layers, the first 3 dense (config.json
+    # first_k_dense_replace 3) → 58 MoE; P = 4 → 14.5 per stage; GB200 50/900 GB/s, k = 8:
+    #   (50/900) · 2 · 8 · 14.5 = 12.889   (counting all 61 layers would give 13.556).
+    dsv3 = presets.get("model", "deepseek-v3")
+    assert moe_layer_count(dsv3) == 58
+    c = pipeline_cut_check(dsv3, 900e9, 50e9, [1, 2, 4])
+    assert_allclose(c.moe_layers_per_stage, [58, 29, 14.5])
+    assert np.isnan(c.ratio[0]) and "no cut" in c.reason[0]                   # P = 1: there is no cut
+    assert c.ratio[1:].tolist() == pytest.approx([50 / 900 * 16 * 29, 50 / 900 * 16 * 14.5])
+    assert c.reason[1:] == ("", "")
+    # Llama 4 Maverick: 48 layers, MoE every 2nd (interleave_moe_layer_step 2) → 24; k = 1; P = 2 → 12:
+    #   (50/900) · 2 · 1 · 12 = 1.333   (all 48 layers would give 2.667, 2× off).
+    mav = presets.get("model", "llama-4-maverick")
+    assert moe_layer_count(mav) == 24
+    assert float(pipeline_cut_check(mav, 900e9, 50e9, 2).ratio[0]) == pytest.approx(4 / 3)
+
+
+def test_cut_check_has_no_answer_without_its_inputs(llama70, deepseek):
+    dense = pipeline_cut_check(llama70, 900e9, 50e9, [2])
+    assert np.isnan(dense.ratio[0]) and "dense" in dense.reason[0]
+    assert moe_layer_count(llama70) == 0
+    # A dense model illustrated with the lecture's k = 8 counts all its 80 layers: (1/8)·2·8·40 = 80 at P = 2.
+    ill = pipeline_cut_check(llama70, 8.0, 1.0, [2], experts_per_token=8)
+    assert float(ill.ratio[0]) == pytest.approx(80.0)
+    nolinks = pipeline_cut_check(deepseek, None, 50e9, [2])
+    assert np.isnan(nolinks.ratio[0]) and "bandwidth" in nolinks.reason[0]
+    # An MoE model without n_moe_layers: every layer counts (the conftest DeepSeek has 61 layers, no count).
+    assert deepseek.n_moe_layers is None and moe_layer_count(deepseek) == 61
 
 
 def test_training_bubble():

@@ -186,3 +186,26 @@ def test_malformed_uploads_name_the_problem(data, says):
     assert not at.exception
     assert any("was not loaded" in e.value for e in at.error)
     assert says in " ".join(t.value for t in at.text), [t.value for t in at.text]
+
+
+# ---------------------------------------------------------------- a user's file without sources (issue 14)
+
+BARE_CHIP = {"flops_bf16_per_s": 2e15, "hbm_bytes": 1.9e11, "hbm_bandwidth_bytes_per_s": 8e12,
+             "price_usd_per_hour": 4.0, "scaleup_domain_chips": 72}       # no source, no date anywhere
+
+
+def test_an_upload_without_sources_loads_and_is_marked_unsourced():
+    at = app(page="custom")
+    at.file_uploader(key="_cu_hardware_upload").set_value(("bare.json", _doc("hardware", BARE_CHIP),
+                                                           "application/json")).run()
+    assert not at.exception and not at.error
+    ok = " ".join(s.value for s in at.success)
+    assert "loaded ` mine `" in ok and "5 of its numbers have no source or date" in ok and "hbm_bytes" in ok
+    assert _input(at, "HBM bandwidth").value == pytest.approx(8.0)            # TB/s
+    # Used in the sidebar, its numbers are flagged as the user's own on every page.
+    at.button(key="_cu_hardware_use").click().run()
+    assert not at.exception and at.query_params["chip"] == "custom"
+    notes = " ".join(m.value for m in at.markdown)
+    assert "your own figures, not a sourced preset" in notes
+    for f in ("hbm bandwidth bytes per s", "hbm bytes", "flops bf16 per s", "price usd per hour"):
+        assert f in notes, (f, notes)

@@ -131,3 +131,55 @@ def test_bad_files_name_the_problem(text, needle):
 def test_oversized_file_is_rejected():
     with pytest.raises(PresetError, match="limit"):
         parse_text(b"x" * (presets.MAX_FILE_BYTES + 1), "hardware")
+
+
+def test_moe_models_carry_a_sourced_moe_layer_count():
+    # Every MoE preset names its MoE layers, sourced to the model's config.json with a date.
+    for key, m in presets.model_presets().items():
+        if not m.is_moe:
+            continue
+        assert m.n_moe_layers is not None and 1 <= m.n_moe_layers <= m.n_layers, key
+        src = m.meta["n_moe_layers"]
+        assert "config.json" in src.source and src.date, (key, src)
+    # DeepSeek-V3 config.json: 61 layers, first_k_dense_replace 3 → 58.
+    assert presets.get("model", "deepseek-v3").n_moe_layers == 58
+    # Llama 4 Maverick config.json: 48 layers, interleave_moe_layer_step 2 → 24.
+    assert presets.get("model", "llama-4-maverick").n_moe_layers == 24
+
+
+BARE = """
+schema: roofline-presets/1
+kind: hardware
+items:
+  mine:
+    flops_bf16_per_s: 1e15
+    hbm_bytes: {value: 100e9, source: "my datasheet", date: "2026-01"}
+    hbm_bandwidth_bytes_per_s: 4e12
+    price_usd_per_hour: {value: 3, source: "my invoice"}
+"""
+
+
+def test_a_users_file_may_omit_sources_and_its_numbers_are_named_unsourced(tmp_path):
+    # The built-in rule stays: every number needs a source and a date.
+    with pytest.raises(PresetError, match="no source"):
+        parse_text(BARE, "hardware")
+    hw = parse_text(BARE, "hardware", require_sources=False)["mine"]
+    assert hw.flops_bf16_per_s == 1e15
+    # flops and bandwidth have neither; the price has a source but no date; HBM bytes has both.
+    assert sorted(presets.unsourced_fields(hw)) == ["flops_bf16_per_s", "hbm_bandwidth_bytes_per_s",
+                                                    "price_usd_per_hour"]
+    f = tmp_path / "mine.yaml"
+    f.write_text(BARE)
+    assert presets.unsourced_fields(presets.load_spec("hardware", str(f))) == presets.unsourced_fields(hw)
+    # Dumped and read back, the unsourced numbers stay unsourced (no invented "user" source).
+    again = parse_text(presets.dump_item(hw, "hardware", "mine"), "hardware", require_sources=False)["mine"]
+    assert presets.unsourced_fields(again) == presets.unsourced_fields(hw)
+    # A non-text source is still an error in a user's file.
+    with pytest.raises(PresetError, match="'source' must be text"):
+        parse_text(BARE.replace('source: "my invoice"', "source: [1, 2]"), "hardware", require_sources=False)
+
+
+def test_builtin_presets_have_no_unsourced_numbers():
+    for kind in ("hardware", "model", "price", "tier", "measurement"):
+        for key, spec in presets.load(kind).items():
+            assert presets.unsourced_fields(spec) == [], (kind, key)

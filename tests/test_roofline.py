@@ -6,6 +6,7 @@ from numpy.testing import assert_allclose
 
 from model import (
     Deployment,
+    Hardware,
     KVLayout,
     ModelArch,
     Precision,
@@ -18,6 +19,7 @@ from model import (
     kv_crossover_context,
     max_batch_that_fits,
     prefill,
+    presets,
     request,
     system_balance_batch,
 )
@@ -70,6 +72,43 @@ def test_windowed_layers_stop_growing():
 def test_override_is_used_as_is(llama70):
     kv = KVLayout.from_model(llama70.with_(kv_bytes_per_token=1667.0), 2.0)
     assert float(kv.read_bytes(1000)) == 1_667_000
+
+
+@pytest.mark.parametrize("override", [None, 36_864.0, 1_000.0])
+def test_windowed_attention_flops_cap_at_the_window_with_or_without_a_kv_override(override):
+    # gpt-oss-120b shape: 36 layers, 18 sliding-128; 64 query heads × head_dim 64.
+    # Attention FLOPs per attended token per layer: QKᵀ and AV, a multiply and an add each,
+    # 4 · 64 · 64 = 16,384.  At T = 100,000: 18 full layers attend 100,000 tokens, 18 windowed ones 128:
+    #   18 · 16,384 · 100,000 + 18 · 16,384 · 128 = 29,491,200,000 + 37,748,736 = 29,528,948,736 FLOP.
+    # (Charging all 36 layers over the whole context would give 58,982,400,000 — 2× too many.)
+    m = ModelArch(name="oss", total_params=116.8e9, active_params=5.1e9, n_layers=36, d_model=2880,
+                  n_heads=64, n_kv_heads=8, head_dim=64, n_window_layers=18, window_tokens=128,
+                  kv_bytes_per_token=override)
+    kv = KVLayout.from_model(m, 2.0)
+    assert float(kv.attn_flops(100_000)) == 29_528_948_736
+    # Inside the window every layer attends to all T tokens: 36 · 16,384 · 100 = 58,982,400.
+    assert float(kv.attn_flops(100)) == 58_982_400
+    if override is not None:
+        assert float(kv.read_bytes(100_000)) == override * 100_000      # the byte figure is used as is
+    # t_attn on one chip of F = 1e15 FLOP/s at B = 2: 2 · 29,528,948,736 / 1e15 = 5.9057897472e-5 s.
+    hw = Hardware(name="x", flops_bf16_per_s=1e15, hbm_bytes=1e12, hbm_bandwidth_bytes_per_s=1e12,
+                  price_usd_per_hour=1.0)
+    r = decode_step(System(hw, m, deployment=Deployment(mode="per-phase")), 2, 100_000)
+    assert float(r.t_attn_s) == pytest.approx(5.9057897472e-5, rel=1e-12)
+    # Prefill of 1,000 tokens: full layers attend Σ_{p<1000} p = 499,500 tokens, windowed layers
+    # Σ min(p, 128) = 128·127/2 + 872·128 = 8,128 + 111,616 = 119,744; FLOPs = 18·16,384·(499,500 + 119,744).
+    p = prefill(System(hw, m), 1000)
+    want_attn = 18 * 16_384 * (499_500 + 119_744)
+    want_mm = 2 * 5.1e9 * 1000
+    assert float(p.t_compute_s) == pytest.approx((want_attn + want_mm) / 1e15, rel=1e-12)
+
+
+def test_llama4_chunked_attention_flops_cap_with_the_override():
+    # Llama 4 Maverick: 48 layers, 36 chunked at 8,192; 40 heads × 128: 4 · 40 · 128 = 20,480 FLOP
+    # per attended token per layer.  At T = 1,000,000 with a KV override:
+    #   12 · 20,480 · 1,000,000 + 36 · 20,480 · 8,192 = 245,760,000,000 + 6,039,797,760 = 251,799,797,760.
+    m = presets.get("model", "llama-4-maverick").with_(kv_bytes_per_token=49_152.0)
+    assert float(KVLayout.from_model(m, 2.0).attn_flops(1_000_000)) == 251_799_797_760
 
 
 def test_missing_architecture_needs_a_kv_figure():
@@ -272,7 +311,6 @@ def test_mla_prefill_attends_decompressed_decode_absorbed():
     """DeepSeek-V3 (config: 128 heads, kv_lora 512, rope 64, qk_nope = v_head_dim = 128): per layer per
     attended token, decode (absorbed) 2·128·576 + 2·128·512 = 278,528 FLOPs; prefill (decompressed)
     2·128·(128 + 64) + 2·128·128 = 81,920 FLOPs, 3.4× fewer."""
-    from model import presets
     from model.roofline import KVLayout
     m = presets.get("model", "deepseek-v3")
     kv = KVLayout.from_model(m, 2.0)
@@ -287,7 +325,6 @@ def test_mla_prefill_attends_decompressed_decode_absorbed():
 
 
 def test_gqa_prefill_uses_the_decode_attention_flops():
-    from model import presets
     from model.roofline import KVLayout
     kv = KVLayout.from_model(presets.get("model", "llama-3.1-70b"), 2.0)
     assert kv.prefill_flops_full is None

@@ -116,10 +116,11 @@ def latency_vs_stages(stages: np.ndarray, latency_ms: np.ndarray, step_ms: float
 
 
 def cut_ratio_vs_layers(layers: np.ndarray, curves: Sequence[Curve], *, now: tuple[float, float] | None,
-                        title: str = "Pipeline cut check against layers per stage") -> go.Figure:
+                        title: str = "Pipeline cut check against MoE layers per stage",
+                        x_title: str = "MoE layers per stage (L_moe / P)") -> go.Figure:
     """t_scaleup / t_scaleout at a cut against layers per stage (linear x, log y), the ≥ 1 line, the
     region below it shaded (the cut's scale-out transfer is the slower one), and the current P's point
-    (layers per stage = layers / P) on the bold curve."""
+    (MoE layers per stage = L_moe / P) on the bold curve; `now` is None at P = 1 (no cut)."""
     L = np.asarray(layers, float)
     spec = Spec()
     spec.log_x = {1: False}
@@ -129,11 +130,11 @@ def cut_ratio_vs_layers(layers: np.ndarray, curves: Sequence[Curve], *, now: tup
         ys.append(r[np.isfinite(r) & (r > 0)])
         spec.scatter(x=L, y=r, mode="lines", name=name,
                      line={"color": color, "width": 4 if bold else 2, "dash": "solid" if bold else "dash"},
-                     hovertemplate="%{x:.4g} layers/stage: ratio %{y:.3g}<extra>" + name + "</extra>")
+                     hovertemplate="%{x:.4g} MoE layers/stage: ratio %{y:.3g}<extra>" + name + "</extra>")
     if now is not None and np.isfinite(now[1]) and now[1] > 0:
-        spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"current: {now[0]:.3g} layers per stage",
+        spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"current: {now[0]:.3g} per stage",
                      marker=NOW_MARKER, cliponaxis=False,
-                     hovertemplate="current: %{x:.4g} layers/stage, ratio %{y:.3g}<extra></extra>")
+                     hovertemplate="current: %{x:.4g} per stage, ratio %{y:.3g}<extra></extra>")
         ys.append(np.array([now[1]]))
     vals = np.concatenate(ys) if ys else np.array([1.0])
     vals = vals[np.isfinite(vals) & (vals > 0)]
@@ -148,7 +149,7 @@ def cut_ratio_vs_layers(layers: np.ndarray, curves: Sequence[Curve], *, now: tup
                y_is_data=True, xanchor="right", yanchor="bottom", font={"size": FONT_SIZE - 3, "color": BAD_FILL})
     ticks = _log_ticks(lo, hi)
     spec.layout = base_layout(title, hovermode="closest",
-                              xaxis=axis("layers per stage (layers between rack changes)", log=False,
+                              xaxis=axis(x_title, log=False,
                                          range=[0.0, float(L.max()) + 1.0]),
                               yaxis=axis("t_scaleup / t_scaleout [×]", range=[float(np.log10(lo)), float(np.log10(hi))],
                                          tickvals=ticks, ticktext=[f"{t:g}" for t in ticks]))

@@ -204,7 +204,9 @@ def build_view() -> View:
     warnings += more
     for spec, is_custom in ((hw0, hw_custom), (model0, model_custom)):
         if is_custom:
-            mine = sorted(k.replace("_", " ") for k, m in (spec.meta or {}).items() if m is custom.USER_SOURCE)
+            # Your own figures: typed in the editor or link, or from an uploaded file without source/date.
+            mine = sorted(k.replace("_", " ") for k, m in (spec.meta or {}).items()
+                          if m is custom.USER_SOURCE or not (m.source and m.date))
             if mine:
                 unc.append(f"{spec.name}: your own figures, not a sourced preset — {', '.join(mine)}")
     chip_key = ss["chip"] if hw_custom or ss["chip"] != dials.CUSTOM else dials.REGISTRY.dials["chip"].default

@@ -179,7 +179,7 @@ def _on_upload(kind: str) -> None:
         ss.pop(f"_cu_{kind}_upmsg", None)
         return
     try:
-        items = presets.parse_text(up.getvalue(), kind)
+        items = presets.parse_text(up.getvalue(), kind, require_sources=False)   # a user's file: sources optional
     except PresetError as e:
         ss[f"_cu_{kind}_upmsg"] = ("error", f"{dials.md_code(up.name)} was not loaded — {len(e.problems)} "
                                             "problem(s):", e.problems)
@@ -188,15 +188,20 @@ def _on_upload(kind: str) -> None:
     _load_into_editor(kind, items[pick])
     more = (f" (the file has {len(items)}: {dials.md_code(', '.join(list(items)[:8]))}; the first is used)"
             if len(items) > 1 else "")
+    bare = presets.unsourced_fields(items[pick])
+    unsourced = (f" {len(bare)} of its numbers have no source or date ({dials.md_code(', '.join(bare[:12]))}"
+                 f"{', …' if len(bare) > 12 else ''}): once used they are marked as your own, unsourced figures."
+                 if bare else "")
     ss[f"_cu_{kind}_upmsg"] = ("ok", f"{dials.md_code(up.name)}: loaded {dials.md_code(pick)} into the editor "
-                                     f"above{more}. Press 'Use this …' to put it in the sidebar.", [])
+                                     f"above{more}. Press 'Use this …' to put it in the sidebar.{unsourced}", [])
 
 
 def _upload(kind: str) -> None:
     st.file_uploader(f"Upload a {KIND_WORD[kind]} preset file (.yaml, .yml, .json)", type=["yaml", "yml", "json"],
                      key=f"_cu_{kind}_upload", on_change=_on_upload, args=(kind,),
                      help="The presets schema (presets/README.md): schema: roofline-presets/1, kind, items. "
-                          "Every number needs a source and a date.")
+                          "Sources and dates are optional in your own file; numbers without them are marked "
+                          "as your own, unsourced figures.")
     msg = ss.get(f"_cu_{kind}_upmsg")
     if not msg:
         return

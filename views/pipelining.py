@@ -8,7 +8,13 @@ must not be slower than the MoE all-to-all inside a stage; training, unlike infe
 import numpy as np
 import streamlit as st
 
-from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
+from model.cluster import (
+    moe_layer_count,
+    pipeline,
+    pipeline_cut_check,
+    pipeline_cut_ratio,
+    training_bubble_fraction,
+)
 from ui import export, fig_pipeline
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
@@ -80,17 +86,19 @@ has_preset = bool(bw_up and bw_out)
 moe = bool(model.is_moe and model.experts_per_token)
 k = int(model.experts_per_token) if moe else LECTURE_K
 n_layers = int(model.n_layers) if model.n_layers else None
+# Only MoE layers carry the all-to-all; a dense model's illustration (k = 8) counts every layer.
+L_cut = moe_layer_count(model) if model.is_moe else n_layers
 use_preset = ss["cut"] == "preset" and has_preset
 cut_rows = ([("preset", bw_up, bw_out)] if has_preset else []) + [("1/8", 1.0 / LECTURE_OUT_OVER_UP, 1.0)]
 sel = 0 if use_preset else len(cut_rows) - 1
-if n_layers:
-    layers = np.arange(1, n_layers + 1, dtype=float)
-    lps_now = n_layers / P
+cut_now = pipeline_cut_check(model, cut_rows[sel][1], cut_rows[sel][2], P,
+                             experts_per_token=None if moe else LECTURE_K)
+ratio_now, cut_reason = float(cut_now.ratio[0]), cut_now.reason[0]
+if L_cut:
+    layers = np.arange(1, L_cut + 1, dtype=float)
+    lps_now = L_cut / P
     ratio = pipeline_cut_ratio(np.array([[r[1]] for r in cut_rows], float), np.array([[r[2]] for r in cut_rows], float),
-                               k, np.append(layers, lps_now)[None, :])
-    ratio_now = float(ratio[sel, -1])
-else:
-    ratio_now = float("nan")
+                               k, layers[None, :])
 
 # ---------------------------------------------------------------- training bubble: one call, P × m
 b_stages = sorted({*BUBBLE_STAGES, P})
@@ -110,8 +118,8 @@ mt[3].metric("Latency per token", seconds(lat_now), help="The P stage times (the
 mt[4].metric("Tokens/s per replica", number(tps_now), help=f"P·b = {P * b:g} sequences in flight on C·P = "
              f"{C * P:g} chips, one token each per {seconds(lat_now)}.")
 mt[5].metric("Cut ratio t_up/t_out", "—" if not np.isfinite(ratio_now) else f"{ratio_now:.3g}",
-             help="Scale-up all-to-all time of a stage ÷ the scale-out time of its cut; want ≥ 1."
-                  + (" With P = 1 there is no cut; shown for the whole model as one stage." if P == 1 else ""))
+             help="Scale-up all-to-all time of a stage's MoE layers ÷ the scale-out time of its cut; want ≥ 1."
+                  + (f" No ratio: {cut_reason}." if cut_reason else ""))
 mt[6].metric("Training bubble", f"{100 * bubble_now:.3g} %", help=f"(P−1)/(m+P−1) at P = {P}, m = {m_now}. "
              "Inference has none.")
 
@@ -154,33 +162,45 @@ with c2:
 # ---------------------------------------------------------------- row 2: cut check, training bubble
 c3, c4 = st.columns(2)
 with c3:
-    if n_layers:
-        lps_tex = rf"\frac{{{n_layers}}}{{{P}}}"
+    if L_cut:
+        lps_tex = rf"\frac{{{L_cut}}}{{{P}}}"
         if use_preset:
             frac = rf"\frac{{{tex_num(bw_out, 'B/s')}}}{{{tex_num(bw_up, 'B/s')}}}"
         else:
             frac = r"\frac{1}{8}"
-        st.latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
-                 rf"\cdot 2\cdot k\cdot\frac{{L}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex} = {ratio_now:.3g}\ "
-                 + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
+        L_sym = "L_{moe}" if moe else "L"
+        if P == 1:
+            st.latex(r"P = 1:\ \text{one stage, no cut to check}")
+        else:
+            st.latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
+                     rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
+                     rf"&= {ratio_now:.3g}\ "
+                     + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
         names = {"preset": f"{hw.name}: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s per direction" if has_preset
                  else "", "1/8": "lecture: scale-out 1/8 of scale-up"}
         colors = {"preset": "#4C78A8", "1/8": "#7F3C8D"}
-        curves = [(names[r[0]] + f" (k = {k})", ratio[j, :-1], colors[r[0]], j == sel) for j, r in enumerate(cut_rows)]
-        fig = fig_pipeline.cut_ratio_vs_layers(layers, curves, now=(lps_now, ratio_now),
-                                               title=f"Cut check against layers per stage (k = {k})" if moe
-                                               else f"Cut check, illustrated with k = {k} (dense model)")
+        curves = [(names[r[0]] + f" (k = {k})", ratio[j], colors[r[0]], j == sel) for j, r in enumerate(cut_rows)]
+        fig = fig_pipeline.cut_ratio_vs_layers(layers, curves, now=None if P == 1 else (lps_now, ratio_now),
+                                               title=f"Cut check against MoE layers per stage (k = {k})" if moe
+                                               else f"Cut check, illustrated with k = {k} (dense model)",
+                                               x_title="MoE layers per stage (L_moe / P)" if moe
+                                               else "layers per stage (L / P)")
         export.chart(fig, key="pipeline_cut")
+        moe_note = (f" Only MoE layers carry the all-to-all: {model.name} has {L_cut} MoE layers of {n_layers}, "
+                    f"so a stage holds {L_cut}/{P} = {L_cut / P:.3g} of them." if moe and n_layers else "")
         st.caption("Cut ratio = a stage's MoE all-to-all time on scale-up links (2·k activations per token per "
-                   "layer: dispatch + combine) ÷ the cut's one activation per token over scale-out; ≥ 1 means the "
-                   "cut is not the bottleneck. The lecture: (1/8)·2·8·1 = 2 ≥ 1, so even one layer per rack works.")
+                   "MoE layer: dispatch + combine) ÷ the cut's one activation per token over scale-out; ≥ 1 means "
+                   "the cut is not the bottleneck. The lecture: (1/8)·2·8·1 = 2 ≥ 1, so even one MoE layer per "
+                   "rack works." + moe_note
+                   + (" At P = 1 there is a single stage and no cut, so there is no ratio to show." if P == 1 else ""))
     if not moe:
         st.info(f"**{model.name} is dense**: there is no MoE all-to-all inside a stage, so the lecture's cut "
                 f"check does not apply as such (a dense stage's scale-up traffic is tensor-parallel all-reduces). "
-                f"Shown as an illustration with the lecture's k = {LECTURE_K} experts per token.", icon="ℹ️")
+                f"Shown as an illustration with the lecture's k = {LECTURE_K} experts per token over every layer.",
+                icon="ℹ️")
     if ss["cut"] == "preset" and not has_preset:
         st.info(f"{hw.name} has no scale-out bandwidth figure in the presets: using the lecture's 1/8.", icon="ℹ️")
-    if not n_layers:
+    if not L_cut:
         st.info(f"{model.name} has no layer count in the presets: the cut check needs it.", icon="ℹ️")
 with c4:
     st.latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "

@@ -15,7 +15,7 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
-from ui import export, fig_reality
+from ui import dials, export, fig_reality
 from ui.dials import choice_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import number, tokens
@@ -55,7 +55,60 @@ def tex_s(t: float) -> str:
 
 def _date(m) -> str:
     meta = (m.meta or {}).get("throughput")
-    return meta.date if meta else "—"
+    return (meta.date or "no date") if meta else "—"
+
+
+USER_PREFIX = "yours:"                       # the keys of uploaded measurements (never a preset key)
+
+
+TEXT_FIELDS = ("name", "publisher", "chip", "engine", "parallelism")
+
+
+def _clean(text: str) -> str:
+    """A file's text for labels, legends and hovers: printable, no '<' or '>' (Plotly reads some HTML), ≤ 120."""
+    return "".join(ch for ch in str(text) if ch.isprintable() and ch not in "<>")[:120]
+
+
+def _md(text: str, key: str) -> str:
+    """Markdown for a measurement's own text: an uploaded file's is shown as code (never a link or emphasis)."""
+    return dials.md_code(text) if key.startswith(USER_PREFIX) else text
+
+
+def parse_upload(data: bytes, filename: str) -> tuple[dict, str, list[str]]:
+    """An uploaded measurement file → ({key: Measurement}, message, problems): the model's parser
+    (CSV or YAML/JSON, size-capped, sources optional), keys prefixed so they never shadow a preset."""
+    try:
+        got = cal.load_user_measurements(data, filename)
+    except presets.PresetError as e:
+        return {}, f"{dials.md_code(filename)} was not loaded — {len(e.problems)} problem(s):", e.problems
+    mine = {USER_PREFIX + _clean(k): m.with_(**{f: _clean(getattr(m, f)) for f in TEXT_FIELDS})
+            for k, m in got.items()}
+    if len(mine) < len(got):
+        return {}, f"{dials.md_code(filename)} was not loaded — 1 problem(s):", [
+            "two keys are the same once '<', '>' and control characters are removed"]
+    bare = sum(1 for m in mine.values() if presets.unsourced_fields(m))
+    return mine, (f"{dials.md_code(filename)}: {len(mine)} measurement(s) loaded and selected below"
+                  + (f"; {bare} of them give numbers without a source or date (your own, unsourced figures)"
+                     if bare else "") + "."), []
+
+
+def _on_upload() -> None:
+    """Callback (runs before the script): parse the upload; on success select its points."""
+    up = ss.get("_rc_upload")
+    if up is None:
+        ss.pop("_rc_user", None)
+        ss.pop("_rc_upmsg", None)
+        return
+    mine, msg, problems = parse_upload(up.getvalue(), up.name)
+    ss["_rc_upmsg"] = ("error" if problems else "ok", msg, problems)
+    if problems:
+        ss.pop("_rc_user", None)
+        return
+    ss["_rc_user"] = mine
+    pubs_mine = {m.publisher for m in mine.values()}
+    ss["rc_model"], ss["rc_chip"] = ALL, ALL
+    ss["rc_pub"] = next(iter(pubs_mine)) if len(pubs_mine) == 1 else ALL
+    ss["rc_m"] = next(iter(mine))
 
 
 def _speed(x: float) -> str:
@@ -68,8 +121,25 @@ page_header("Reality check: measured serving vs the roofline", view)
 st.caption("This page draws each measurement's own setup, not the sidebar's; the sidebar receives the fitted "
            "efficiency when you apply it below.")
 
-items = presets.measurement_presets()
-c = _checked()
+st.file_uploader("Your own measurements (CSV, or YAML/JSON in the presets schema)", type=["csv", "yaml", "yml", "json"],
+                 key="_rc_upload", on_change=_on_upload,
+                 help="The fields of presets/measurements.yaml (presets/README.md): a CSV has a header row of those "
+                      "names (model and hardware are preset keys; key, source, date optional) and one measured point "
+                      "per row. Parsed as data, size-capped; every problem is named with its row and field.")
+if ss.get("_rc_upmsg"):
+    level, text, problems = ss["_rc_upmsg"]
+    if level == "ok":
+        st.success(text, icon="✅")
+    else:
+        st.error(text, icon="🚫")
+        for p_ in problems[:20]:
+            st.text(f"• {p_}")          # plain text: a file's strings are never rendered as markdown
+        if len(problems) > 20:
+            st.text(f"• … and {len(problems) - 20} more")
+
+user = ss.get("_rc_user") or {}
+items = {**presets.measurement_presets(), **user}
+c = _checked() if not user else cal.check(items)
 keys = list(c.keys)
 models = sorted({m.model for m in items.values()})
 chips = sorted({m.hardware for m in items.values()})
@@ -105,7 +175,7 @@ else:
     if ss.get("rc_m") not in selected:
         ss["rc_m"] = sel_keys[0]                 # before the widget: the choice must be one of its options
     st.selectbox(f"Measurement ({len(sel_keys)} match)", sel_keys, key="rc_m", persist_state="session",
-                 format_func=lambda k: items[k].name,
+                 format_func=lambda k: items[k].name + (" (yours)" if k.startswith(USER_PREFIX) else ""),
                  help="Each is one published figure with its full setup, source and date (expand below).")
     key = ss["rc_m"]
     m = items[key]
@@ -115,7 +185,7 @@ else:
     measured, ideal, eff = float(c.measured[i]), float(c.ideal[i]), float(c.efficiency[i])
     speed, b_ideal, bound = float(c.speed[i]), float(c.batch[i]), str(c.bound[i])
     mask = np.isin(np.array(keys), np.array(sel_keys))
-    fit = _fitted(tuple(sel_keys))
+    fit = _fitted(tuple(sel_keys)) if not user else cal.fit_check(c, mask)
 
     # ------------------------------------------------------------ headline numbers
     mt = st.columns(4)
@@ -134,7 +204,7 @@ else:
     # ------------------------------------------------------------ the bound, with today's numbers
     C, a, k = t.chips, t.a, m.tokens_computed_per_step
     T = m.decode_context
-    st.markdown(f"**{m.name}** — {s.hardware.name}" + (f" (published: {m.chip})" if m.chip else "")
+    st.markdown(f"**{_md(m.name, key)}** — {s.hardware.name}" + (f" (published: {_md(m.chip, key)})" if m.chip else "")
                 + f" × {s.model.name}, weights {m.weights}, KV {m.kv}, compute {m.compute}; C = {C:g} chips per "
                 f"replica, T = {tokens(T)} mean context, {a:g} of {k:g} tokens accepted per step; scope "
                 f"**{m.scope}** ({'decode GPUs only' if m.scope == 'decode' else 'prefill included'}).")
@@ -241,7 +311,8 @@ else:
     unc = presets.uncertain_fields(m)
     with st.expander(("⚠ " if unc else "") + "Setup and sources of this measurement"
                      + (f" ({len(unc)} uncertain figure(s))" if unc else "")):
-        st.markdown(f"**Engine** {m.engine or '—'} · **parallelism** {m.parallelism or '—'} · **GPUs** {m.gpus}"
+        st.markdown(f"**Engine** {_md(m.engine, key) if m.engine else '—'} · **parallelism** "
+                    f"{_md(m.parallelism, key) if m.parallelism else '—'} · **GPUs** {m.gpus}"
                     + (f" ({m.prefill_gpus} prefill)" if m.prefill_gpus else "")
                     + f" · **L/O** {m.input_tokens:,.0f}/{m.output_tokens:,.0f}"
                     + (f" · **concurrency** {m.concurrency:,.0f}" if m.concurrency else "")
@@ -251,5 +322,8 @@ else:
             st.markdown(note)
         for f, meta in (m.meta or {}).items():
             v = getattr(m, f)
-            st.markdown(f"- {'⚠ ' if meta.uncertain else ''}`{f}` = {v:,.6g} — {meta.source} ({meta.date})"
+            st.markdown(f"- {'⚠ ' if meta.uncertain else ''}`{f}` = {v:,.6g} — "
+                        + (f"{dials.md_code(meta.source)} ({dials.md_code(meta.date)})" if key.startswith(USER_PREFIX)
+                           and meta.source and meta.date else f"{meta.source} ({meta.date})" if meta.source
+                           and meta.date else "no source or date given (your own, unsourced figure)")
                         + (f". {meta.note}" if meta.note else ""))
