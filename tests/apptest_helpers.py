@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from ui import live_chart
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
@@ -38,9 +40,22 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
     return at
 
 
+def chart_elements(at: AppTest) -> list:
+    """The page's chart elements, in page order: the in-place chart element (ui/live_chart.py, a v2
+    component: AppTest shows it as an unknown `bidi_component` element) or st.plotly_chart (the fallback)."""
+    return [el for el in at.get("bidi_component") if live_chart.is_chart(el.proto)] + list(at.get("plotly_chart"))
+
+
+def chart_configs(at: AppTest) -> list[dict]:
+    """The Plotly config (toolbar, image export) of every chart on the page."""
+    return [live_chart.message_of(el.proto)["config"] if el.type == "bidi_component" else json.loads(el.proto.config)
+            for el in chart_elements(at)]
+
+
 def charts(at: AppTest) -> list[dict]:
     """The Plotly figures on the page, as dicts (data, layout)."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [live_chart.figure_of(el.proto) if el.type == "bidi_component" else json.loads(el.proto.spec)
+            for el in chart_elements(at)]
 
 
 def arr(v) -> np.ndarray:
