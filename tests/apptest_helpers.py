@@ -8,7 +8,6 @@ starts in folder-discovery mode, so the first deep link after a server start (/k
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -48,14 +47,12 @@ def chart_elements(at: AppTest) -> list:
 
 def chart_configs(at: AppTest) -> list[dict]:
     """The Plotly config (toolbar, image export) of every chart on the page."""
-    return [live_chart.message_of(el.proto)["config"] if el.type == "bidi_component" else json.loads(el.proto.config)
-            for el in chart_elements(at)]
+    return [live_chart.message_of(el.proto)["config"] for el in chart_elements(at)]
 
 
 def charts(at: AppTest) -> list[dict]:
     """The Plotly figures on the page, as dicts (data, layout)."""
-    return [live_chart.figure_of(el.proto) if el.type == "bidi_component" else json.loads(el.proto.spec)
-            for el in chart_elements(at)]
+    return [live_chart.figure_of(el.proto) for el in chart_elements(at)]
 
 
 def arr(v) -> np.ndarray:

@@ -113,15 +113,17 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
 
 
 def test_the_modebar_camera_saves_the_sidebars_image_format(app_page, app_url):
-    """?img=svg (the sidebar's Export choice): the first chart's camera downloads an SVG named after
-    the chart; with the default the camera says png."""
+    """?img=svg (the sidebar's Export choice): hovering the first chart shows its values and its
+    camera downloads an SVG named after the chart; with the default the camera says png."""
     page = app_page
     watch = Watch(page)
     _open(page, app_url + "/?img=svg")
     chart = page.locator(".js-plotly-plot").first
     opts = page.evaluate("() => document.querySelector('.js-plotly-plot')._context.toImageButtonOptions")
     assert opts == {"format": "svg", "filename": "latency_vs_batch", "width": 1600, "height": 900}, opts
-    chart.hover()
+    box = chart.locator(".nsewdrag").first.bounding_box()       # the plot area: hover shows values
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    page.wait_for_function("() => document.querySelector('.js-plotly-plot .hoverlayer').childElementCount > 0")
     camera = chart.locator(".modebar-btn[data-title='Download plot']")
     expect(camera).to_have_count(1)
     with page.expect_download() as dl:

@@ -142,4 +142,23 @@ def test_payload_is_plotly_json_with_base64_arrays():
     assert msg["config"] == {"displaylogo": False}
     assert msg["figure"] == json.loads(fig.to_json())
     assert msg["figure"]["data"][0]["x"]["dtype"] == "f8"          # base64 typed array, not a list
+    assert live_chart.figure_of(type("P", (), {"bytes": live_chart.payload(fig, {})})()) == msg["figure"]
     assert live_chart.height_of(fig) == 320 and live_chart.height_of(go.Figure()) == live_chart.DEFAULT_HEIGHT
+
+
+def test_chart_protos_finds_both_kinds_in_a_runs_deltas():
+    """What websocket clients (bench_load, test_deploy) read: the element's and st.plotly_chart's protos."""
+    from streamlit.proto.Element_pb2 import Element
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    live = Element()
+    live.bidi_component.component_name = live_chart.NAME
+    live.bidi_component.bytes = live_chart.payload(fig, {"displaylogo": False})
+    other = Element()
+    other.bidi_component.component_name = "someone.else"
+    stock = Element()
+    stock.plotly_chart.spec = fig.to_json()
+    stock.plotly_chart.config = '{"displaylogo": false}'
+    protos = live_chart.chart_protos([live, other, stock])
+    assert len(protos) == 2
+    assert live_chart.figure_of(protos[0]) == live_chart.figure_of(protos[1]) == json.loads(fig.to_json())
+    assert live_chart.message_of(protos[1])["config"] == {"displaylogo": False}

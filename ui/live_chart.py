@@ -122,10 +122,23 @@ def is_chart(proto: Any) -> bool:
 
 
 def message_of(proto: Any) -> dict[str, Any]:
-    """{"config": …, "figure": …} that a chart element sent."""
+    """{"config": …, "figure": …} that a chart element (or an st.plotly_chart) sent."""
+    if hasattr(proto, "spec"):                     # PlotlyChart proto: the fallback
+        return {"config": json.loads(proto.config or "{}"), "figure": json.loads(proto.spec)}
     return json.loads(bytes(proto.bytes).decode())
 
 
 def figure_of(proto: Any) -> dict[str, Any]:
-    """The figure (data, layout) that a chart element sent, as st.plotly_chart's spec would parse."""
+    """The figure (data, layout) that a chart element or an st.plotly_chart sent."""
     return message_of(proto)["figure"]
+
+
+def chart_protos(elements: Any) -> list[Any]:
+    """The chart protos among Element protos (a script run's deltas, in order): this element's
+    `bidi_component` and st.plotly_chart's `plotly_chart` — for clients that read the websocket."""
+    out = []
+    for e in elements:
+        kind = e.WhichOneof("type")
+        if kind == "plotly_chart" or (kind == "bidi_component" and is_chart(e.bidi_component)):
+            out.append(getattr(e, kind))
+    return out
