@@ -117,9 +117,9 @@ def move(t: Target) -> tuple[float, float] | None:
     before = t.thumb.get_attribute("aria-valuetext")
     try:
         ms = press_and_time_all(t.page, t.thumb, key, timeout=MOVE_TIMEOUT_MS, quiet_ms=QUIET_MS)
-    except PlaywrightTimeoutError:
+    except (PlaywrightTimeoutError, AssertionError):     # no chart change, or a run that never ended
         ms = None
-        with contextlib.suppress(PlaywrightTimeoutError):
+        with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
             wait_for_app_run(t.page)
     if ms is None:
         t.miss_notes.append(f"{key} {before}→{t.thumb.get_attribute('aria-valuetext')}")
@@ -148,11 +148,14 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
     first, so a dial at its end works too) and leave it where it was; that is the warm-up."""
     context = browser.new_context(viewport=VIEWPORT)
     t.page = context.new_page()
-    try:
-        open_app(t.page, t.url)
-    except PlaywrightTimeoutError:
-        t.skipped = "no chart"
-        return
+    for attempt in (1, 2):
+        try:
+            open_app(t.page, t.url)
+            break
+        except (PlaywrightTimeoutError, AssertionError) as exc:   # no chart, or a run that never ended
+            if attempt == 2:
+                t.skipped = f"did not load: {str(exc).splitlines()[0][:100]}"
+                return
     arm_plot_observer(t.page)
     candidates = dials(t.page)
     if labels is not None:

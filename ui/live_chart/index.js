@@ -186,19 +186,33 @@ function setup(parentElement) {
   gd.style.height = "100%";
   root.appendChild(gd);
   parentElement.appendChild(root);
-  const state = { root, gd, text: null, next: null, busy: false, height: 0, width: 0, Plotly: null };
+  const state = { root, gd, text: null, theme: null, next: null, busy: false, height: 0, width: 0, Plotly: null,
+                  figHeight: 450, bg: "" };
   state.ro = new ResizeObserver(() => {
     const w = root.clientWidth, h = root.clientHeight;
-    if (!state.Plotly || !gd._fullLayout || (w === state.width && h === state.height)) return;
+    if (!state.Plotly || !gd._fullLayout || w === 0 || (w === state.width && h === state.height)) return;
     state.width = w; state.height = h;
     state.Plotly.Plots.resize(gd);
   });
   state.ro.observe(root);
-  document.addEventListener("fullscreenchange", () => {
-    root.style.height = document.fullscreenElement === root ? "100vh" : `${state.figHeight}px`;
-    root.style.background = document.fullscreenElement === root ? state.bg || "" : "";
-  });
+  state.onFullscreen = () => {
+    const full = document.fullscreenElement === root;
+    root.style.height = full ? "100vh" : `${state.figHeight}px`;
+    root.style.background = full ? state.bg : "";
+  };
+  document.addEventListener("fullscreenchange", state.onFullscreen);
   return state;
+}
+
+function showError(state, message) {
+  let box = state.root.querySelector(":scope > .stLiveChartError");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "stLiveChartError";
+    box.setAttribute("role", "alert");
+    state.root.prepend(box);
+  }
+  box.textContent = message;
 }
 
 async function drain(state) {
@@ -213,6 +227,7 @@ async function drain(state) {
         await Plotly.react(state.gd, figure.data || [], figure.layout || {}, config);
         state.width = state.root.clientWidth; state.height = state.root.clientHeight;
         state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
+        state.root.querySelector(":scope > .stLiveChartError")?.remove();
       } catch (e) {
         stats.errors += 1;
         console.error("live chart: Plotly.react failed", e);
@@ -220,9 +235,12 @@ async function drain(state) {
       stats.drawn += 1;
       stats.lastDrawn = performance.now();
     }
-  } catch (e) {
+  } catch (e) {                              // plotly.js did not load: say so; the next figure retries
     stats.errors += 1;
-    state.root.textContent = `This chart could not be drawn: ${e.message}`;
+    stats.drawn += state.next ? 1 : 0;
+    state.next = null;
+    state.text = null;
+    showError(state, `This chart could not be drawn: ${e.message}`);
   } finally {
     state.busy = false;
   }
@@ -234,9 +252,12 @@ export default function (component) {
   if (data) {
     const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
     let text = new TextDecoder().decode(bytes);
-    if (text !== state.text) {            // a rerun that left this figure as it was draws nothing
+    const t = themeOf(parentElement);
+    const theme = JSON.stringify(t);
+    // a rerun that left this figure (and the theme) as it was draws nothing
+    if (text !== state.text || theme !== state.theme) {
       state.text = text;
-      const t = themeOf(parentElement);
+      state.theme = theme;
       text = replacePlaceholders(text, t);
       const msg = JSON.parse(text);
       const figure = themed(msg.figure || {}, t);
@@ -260,6 +281,7 @@ export default function (component) {
     setTimeout(() => {
       if (!state.root.isConnected) {
         state.ro.disconnect();
+        document.removeEventListener("fullscreenchange", state.onFullscreen);
         if (state.Plotly) state.Plotly.purge(state.gd);
         delete parentElement.__liveChart;
       }
