@@ -8,11 +8,12 @@ starts in folder-discovery mode, so the first deep link after a server start (/k
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+
+from ui import live_chart
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -45,9 +46,20 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
     return at
 
 
+def chart_elements(at: AppTest) -> list:
+    """The page's chart elements, in page order: the in-place chart element (ui/live_chart.py, a v2
+    component: AppTest shows it as an unknown `bidi_component` element) or st.plotly_chart (the fallback)."""
+    return [el for el in at.get("bidi_component") if live_chart.is_chart(el.proto)] + list(at.get("plotly_chart"))
+
+
+def chart_configs(at: AppTest) -> list[dict]:
+    """The Plotly config (toolbar, image export) of every chart on the page."""
+    return [live_chart.message_of(el.proto)["config"] for el in chart_elements(at)]
+
+
 def charts(at: AppTest) -> list[dict]:
     """The Plotly figures on the page, as dicts (data, layout)."""
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [live_chart.figure_of(el.proto) for el in chart_elements(at)]
 
 
 def arr(v) -> np.ndarray:

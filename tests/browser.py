@@ -8,7 +8,11 @@ Facts this relies on (reference/streamlit_notes.md §1.9, §2b, checked on this 
   * `[data-testid='stApp']` carries `data-test-connection-state` and `data-test-script-state`
     (`initial|running|notRunning`) in a normal server run — streamlit's own `wait_for_app_run`;
   * the script-state flip can be missed on fast reruns, so "did the chart change" is measured with
-    a MutationObserver on `stMain` that records mutations inside `.js-plotly-plot`.
+    a MutationObserver on `stMain` that records mutations inside `.js-plotly-plot`;
+  * both chart elements put their graph div (`.js-plotly-plot`) in the page's own DOM: the app's
+    in-place element (ui/live_chart.py, a v2 component mounted without a shadow root, inside
+    `[data-testid='stBidiComponentRegular']`) and st.plotly_chart (`stPlotlyChart`, the fallback and
+    the baseline app's), so the same waits and observer serve both.
 
 Never downloads a browser: Playwright is pointed at /usr/bin/chromium with `executable_path`.
 """
@@ -92,20 +96,26 @@ def stop_process_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
 
 @contextlib.contextmanager
 def streamlit_process(app: str | Path = "app.py", cwd: str | Path = ROOT, port: int | None = None,
-                      timeout_s: float = HEALTH_TIMEOUT_S, extra_args: tuple[str, ...] = ()
-                      ) -> Iterator[tuple[str, subprocess.Popen]]:
+                      timeout_s: float = HEALTH_TIMEOUT_S, extra_args: tuple[str, ...] = (),
+                      env: dict[str, str] | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
     """Run `python -m streamlit run <app>` from `cwd`; yield (base URL, process) once /_stcore/health
     says ok.  The server runs in its own session (process group), which is killed on exit.  Its
-    output goes to a temp log whose tail is quoted if the server dies or never becomes healthy."""
+    output goes to a temp log whose tail is quoted if the server dies or never becomes healthy.
+    `env` adds to (or, with a None value, removes from) the server's environment."""
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra_args]
     log = tempfile.NamedTemporaryFile(prefix=f"streamlit-{port}-", suffix=".log", delete=False)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    server_env = dict(os.environ, PYTHONUNBUFFERED="1")
+    for k, v in (env or {}).items():
+        if v is None:
+            server_env.pop(k, None)
+        else:
+            server_env[k] = v
     proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=env, start_new_session=True)
+                            env=server_env, start_new_session=True)
 
     def tail() -> str:
         log.flush()
@@ -135,9 +145,9 @@ def streamlit_process(app: str | Path = "app.py", cwd: str | Path = ROOT, port: 
 
 @contextlib.contextmanager
 def streamlit_server(app: str | Path = "app.py", cwd: str | Path = ROOT, port: int | None = None,
-                     timeout_s: float = HEALTH_TIMEOUT_S) -> Iterator[str]:
+                     timeout_s: float = HEALTH_TIMEOUT_S, env: dict[str, str] | None = None) -> Iterator[str]:
     """`streamlit_process`, yielding only the base URL."""
-    with streamlit_process(app, cwd, port, timeout_s) as (base_url, _proc):
+    with streamlit_process(app, cwd, port, timeout_s, env=env) as (base_url, _proc):
         yield base_url
 
 
@@ -219,6 +229,33 @@ def press_and_time(page, locator, key: str, timeout: int = 5_000) -> float:
     # From the keydown event in the page (capture phase) when it was seen, else from just before the press.
     t_plot, t_key = page.evaluate(f"() => [window.__plots[{n0}], (window.__keys || [])[{k0}]]")
     return t_plot - (t_key if t_key is not None else t0)
+
+
+def press_and_time_all(page, locator, key: str, timeout: int = 5_000, quiet_ms: int = 300) -> tuple[float, float]:
+    """Press `key` on `locator`; return (ms to the first chart mutation, ms to the last one).
+
+    "Last" is the last mutation inside any `.js-plotly-plot` once the script run has ended and no
+    chart has changed for `quiet_ms` (every chart on the page settled); it works alike for the
+    in-place element and st.plotly_chart.  Call `arm_plot_observer(page)` once beforehand.  Raises a
+    Playwright TimeoutError if no chart changed within `timeout` ms.
+    """
+    n0, k0, t0 = page.evaluate("() => [(window.__plots || []).length, (window.__keys || []).length, "
+                               "performance.now()]")
+    locator.press(key)
+    page.wait_for_function(f"() => (window.__plots || []).length > {n0}", timeout=timeout)
+    wait_for_app_run(page, timeout)
+    page.evaluate("""quiet => new Promise(resolve => {
+        let n = window.__plots.length;
+        const tick = () => {
+            const m = window.__plots.length;
+            if (m === n) { resolve(); } else { n = m; setTimeout(tick, quiet); }
+        };
+        setTimeout(tick, quiet);
+    })""", quiet_ms)
+    t_first, t_last, t_key = page.evaluate(
+        f"() => [window.__plots[{n0}], window.__plots[window.__plots.length - 1], (window.__keys || [])[{k0}]]")
+    start = t_key if t_key is not None else t0
+    return t_first - start, t_last - start
 
 
 def page_problems(page) -> list[str]:

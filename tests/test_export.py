@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from tests.apptest_helpers import PAGES, app, assert_clean, charts
-from ui import export
+from tests.apptest_helpers import PAGES, app, assert_clean, chart_configs, chart_elements, charts
+from ui import export, live_chart
 from ui.plot import Spec
 
 
@@ -59,9 +60,105 @@ def test_every_chart_on_a_page_has_a_csv_button_and_the_chosen_image_format(page
     assert n >= 1
     buttons = [b for b in at.get("download_button") if b.key.endswith(export.CSV_SUFFIX)]
     assert len(buttons) == n
-    for el in at.get("plotly_chart"):
-        assert '"format": "svg"' in el.proto.config or '"format":"svg"' in el.proto.config
+    configs = chart_configs(at)
+    assert len(configs) == n
+    for cfg in configs:
+        assert cfg["toImageButtonOptions"]["format"] == "svg"
 
 
 def test_pages_table_is_complete():
     assert {"batch", "custom"} <= set(PAGES)
+
+
+# ---------------------------------------------------------------- the in-place chart element and its fallback
+
+def test_every_chart_is_the_in_place_element_by_default():
+    at = app()
+    assert_clean(at)
+    els = chart_elements(at)
+    assert len(els) >= 1
+    assert all(el.type == "bidi_component" for el in els), [el.type for el in els]
+    assert not at.get("plotly_chart")
+    # keyed by the chart's key alone: its id survives a rerun with another figure (no remount)
+    assert els[0].key == "latency_vs_batch"
+
+
+def test_a_dial_move_keeps_each_chart_id_and_changes_its_figure():
+    at = app()
+    ids = [el.proto.id for el in chart_elements(at)]
+    before = charts(at)
+    at.select_slider(key="b").set_value(96).run()
+    assert_clean(at)
+    assert [el.proto.id for el in chart_elements(at)] == ids
+    assert charts(at)[0]["data"] != before[0]["data"]
+
+
+def test_the_element_sends_what_st_plotly_chart_would(monkeypatch):
+    """The same figure JSON either way: the forced fallback (ROOFLINE_CHART=plotly) draws
+    st.plotly_chart, whose spec is the reference."""
+    live = app(page="kv-cache")
+    assert_clean(live)
+    monkeypatch.setenv(live_chart.ENV_SWITCH, "plotly")
+    stock = app(page="kv-cache")
+    assert_clean(stock)
+    assert not [el for el in stock.get("bidi_component") if live_chart.is_chart(el.proto)]
+    assert len(stock.get("plotly_chart")) == len(chart_elements(live)) >= 1
+    assert charts(stock) == charts(live)
+    assert chart_configs(stock) == chart_configs(live)
+
+
+def test_a_missing_asset_falls_back_to_st_plotly_chart_and_says_why_once(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(live_chart, "ASSET_DIR", tmp_path / "nowhere")
+    monkeypatch.setattr(live_chart, "_broken", None)
+    monkeypatch.setattr(live_chart, "_mount", None)
+    at = app()
+    assert_clean(at)
+    n = len(at.get("plotly_chart"))
+    assert n >= 1 and not at.get("bidi_component")
+    assert len([b for b in at.get("download_button") if b.key.endswith(export.CSV_SUFFIX)]) == n
+    at.select_slider(key="b").set_value(96).run()
+    assert_clean(at)
+    err = capsys.readouterr().err
+    assert err.count("in-place chart element unavailable") == 1 and "nowhere" in err
+
+
+def test_registration_that_raises_falls_back(monkeypatch):
+    def broken(*a, **k):
+        raise RuntimeError("internals moved")
+    from streamlit.components.v2 import component_manager
+    monkeypatch.setattr(component_manager.BidiComponentManager, "register_from_manifest", broken)
+    monkeypatch.setattr(live_chart, "_broken", None)
+    monkeypatch.setattr(live_chart, "_mount", None)
+    at = app()
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) >= 1 and not at.get("bidi_component")
+    assert "internals moved" in live_chart._broken
+
+
+def test_payload_is_plotly_json_with_base64_arrays():
+    fig = go.Figure(go.Scatter(x=np.array([1.0, 2.0]), y=np.array([3.0, 4.0]), name="a"),
+                    layout={"height": 320})
+    msg = json.loads(live_chart.payload(fig, {"displaylogo": False}))
+    assert msg["config"] == {"displaylogo": False}
+    assert msg["figure"] == json.loads(fig.to_json())
+    assert msg["figure"]["data"][0]["x"]["dtype"] == "f8"          # base64 typed array, not a list
+    assert live_chart.figure_of(type("P", (), {"bytes": live_chart.payload(fig, {})})()) == msg["figure"]
+    assert live_chart.height_of(fig) == 320 and live_chart.height_of(go.Figure()) == live_chart.DEFAULT_HEIGHT
+
+
+def test_chart_protos_finds_both_kinds_in_a_runs_deltas():
+    """What websocket clients (bench_load, test_deploy) read: the element's and st.plotly_chart's protos."""
+    from streamlit.proto.Element_pb2 import Element
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    live = Element()
+    live.bidi_component.component_name = live_chart.NAME
+    live.bidi_component.bytes = live_chart.payload(fig, {"displaylogo": False})
+    other = Element()
+    other.bidi_component.component_name = "someone.else"
+    stock = Element()
+    stock.plotly_chart.spec = fig.to_json()
+    stock.plotly_chart.config = '{"displaylogo": false}'
+    protos = live_chart.chart_protos([live, other, stock])
+    assert len(protos) == 2
+    assert live_chart.figure_of(protos[0]) == live_chart.figure_of(protos[1]) == json.loads(fig.to_json())
+    assert live_chart.message_of(protos[1])["config"] == {"displaylogo": False}

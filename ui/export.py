@@ -3,6 +3,10 @@
 `chart(fig, key=…)` replaces `st.plotly_chart`: it draws the figure with the toolbar's camera set to
 the sidebar's image format (dial `img`, presentation size 1600 × 900), and under it a "CSV" button
 whose file — one row per plotted point: trace, x, y (and z for maps) — is built only when clicked.
+
+The chart is the in-place element of `ui/live_chart.py` (its DOM node survives reruns; a dial move
+is a `Plotly.react`, not a remount); `st.plotly_chart` is the fallback when that element cannot load
+or `ROOFLINE_CHART=plotly` is set.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from . import live_chart
 from .figures import PLOTLY_CONFIG
 
 IMAGE_FORMATS = ("png", "svg")
@@ -88,10 +93,12 @@ def figure_csv(fig: go.Figure) -> str:
 
 
 def chart(fig: go.Figure, *, key: str, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-    """st.plotly_chart with the export toolbar and a lazily built CSV download of the chart's data."""
+    """The chart (in-place element, else st.plotly_chart with `kwargs`) with the export toolbar and a
+    lazily built CSV download of the chart's data."""
     fmt = st.session_state.get("img", "png")
     cfg = {**(config or {}), **image_config(fmt, key)}      # image_config holds PLOTLY_CONFIG
-    st.plotly_chart(fig, key=key, config=cfg, **kwargs)
+    if not live_chart.draw(fig, key=key, config=cfg):
+        st.plotly_chart(fig, key=key, config=cfg, **kwargs)
     st.download_button("⬇ CSV", data=lambda: figure_csv(fig), file_name=f"{key}.csv", mime="text/csv",
                        key=f"{key}{CSV_SUFFIX}", on_click="ignore",
                        help="This chart's plotted points (trace, x, y) as CSV. The camera in the chart's "

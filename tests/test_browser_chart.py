@@ -1,0 +1,218 @@
+"""Real-browser stories for the in-place chart element (ui/live_chart.py) and its fallback.
+
+The element keeps its graph div across reruns and hands each new figure to Plotly.react: a dial move
+must change the plotted data in the *same* DOM node (each node is tagged with a JS property before
+the move; a remount would lose the tag).  Also: the modebar camera exports in the sidebar's format,
+a narrower window narrows the charts (also the two side by side in st.columns), the console stays
+free of errors, and every request goes to the app's own server (plotly.js included, never a CDN).
+
+    python -m pytest -q -m browser tests/test_browser_chart.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import (
+    VIEWPORT,
+    app_page,
+    app_url,
+    arm_plot_observer,
+    chromium_browser,
+    chromium_path,
+    open_app,
+    page_problems,
+    press_and_time,
+    slider_thumb,
+    streamlit_server,
+    wait_for_app_run,
+)
+
+__all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
+
+pytestmark = pytest.mark.browser
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+# Opening a deep link (/kv-cache) Streamlit's frontend first probes the path as a base URL
+# (/kv-cache/_stcore/health and /host-config → 404, logged as console errors), then uses "/": its own
+# behaviour, not an error of the app.
+BASE_PROBE = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
+PLOTS = "[...document.querySelectorAll('.js-plotly-plot')]"
+# Every figure handed to the element has been drawn (window.__liveChart is kept by ui/live_chart/index.js).
+SETTLED_JS = ("() => !!window.__liveChart && window.__liveChart.started > 0"
+              " && window.__liveChart.drawn >= window.__liveChart.started")
+FITS_JS = f"{PLOTS}.every(g => Math.abs(g._fullLayout.width - g.parentElement.clientWidth) <= 1)"
+
+
+class Watch:
+    """Console errors, uncaught page errors and every requested URL of one page."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        self.urls: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("request", lambda r: self.urls.append(r.url))
+
+    def _console(self, m) -> None:
+        where = (m.location or {}).get("url", "")
+        if m.type == "error" and not BASE_PROBE.match(where):
+            self.errors.append(f"console.{m.type}: {m.text} ({where})")
+
+    def foreign(self) -> list[str]:
+        return [u for u in self.urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+                and urlsplit(u).hostname not in LOCAL_HOSTS]
+
+    def assert_clean(self, page, what: str) -> None:
+        assert not self.errors, f"{what}: " + "; ".join(self.errors[:5])
+        assert not self.foreign(), f"{what}: requests off this machine: {self.foreign()[:5]}"
+        problems = page_problems(page)
+        assert not problems, f"{what}: " + "; ".join(problems)
+
+
+def _open(page, url: str) -> None:
+    open_app(page, url)
+    page.wait_for_function(SETTLED_JS)
+
+
+def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
+    """The Batch dial moved by keyboard: the charts' plotted data change, and every chart is still the
+    DOM node it was (tagged before the move), redrawn by Plotly.react rather than remounted."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/")
+    n = page.evaluate(f"() => {PLOTS}.map((g, i) => (g.__tag = 'chart-' + i)).length")
+    assert n >= 2, f"the batch page draws {n} chart(s)"
+    assert page.get_by_test_id("stPlotlyChart").count() == 0, "a chart fell back to st.plotly_chart"
+    data_before = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
+    draws_before = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
+    assert all(d >= 1 for d in draws_before), draws_before
+
+    thumb = slider_thumb(page, "Batch")
+    arm_plot_observer(page)
+    thumb.focus()
+    press_and_time(page, thumb, "ArrowRight")        # raises if no chart changed
+    wait_for_app_run(page)
+    page.wait_for_function(SETTLED_JS)
+    expect(thumb).to_have_attribute("aria-valuetext", "96")
+
+    tags = page.evaluate(f"() => {PLOTS}.map(g => g.__tag)")
+    assert tags == [f"chart-{i}" for i in range(n)], f"charts were replaced, not updated: {tags}"
+    data_after = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
+    changed = [i for i in range(n) if data_after[i] != data_before[i]]
+    assert changed, "no chart's plotted data changed"
+    draws_after = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
+    assert all(draws_after[i] > draws_before[i] for i in changed), (draws_before, draws_after)
+    watch.assert_clean(page, "after moving the batch dial")
+
+
+def test_the_modebar_camera_saves_the_sidebars_image_format(app_page, app_url):
+    """?img=svg (the sidebar's Export choice): hovering the first chart shows its values and its
+    camera downloads an SVG named after the chart; with the default the camera says png."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/?img=svg")
+    chart = page.locator(".js-plotly-plot").first
+    opts = page.evaluate("() => document.querySelector('.js-plotly-plot')._context.toImageButtonOptions")
+    assert opts == {"format": "svg", "filename": "latency_vs_batch", "width": 1600, "height": 900}, opts
+    box = chart.locator(".nsewdrag").first.bounding_box()       # the plot area: hover shows values
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    page.wait_for_function("() => document.querySelector('.js-plotly-plot .hoverlayer').childElementCount > 0")
+    camera = chart.locator(".modebar-btn[data-title='Download plot']")
+    expect(camera).to_have_count(1)
+    with page.expect_download() as dl:
+        camera.click()
+    assert dl.value.suggested_filename == "latency_vs_batch.svg"
+    with open(dl.value.path(), encoding="utf-8") as f:
+        assert "<svg" in f.read(400)
+    # Streamlit's own toolbar buttons are kept: fullscreen; lasso/select and the logo are not there.
+    expect(chart.locator(".modebar-btn[data-title='Fullscreen']")).to_have_count(1)
+    expect(chart.locator(".modebar-btn[data-title='Lasso Select']")).to_have_count(0)
+    expect(chart.locator(".modebarbtn--logo, a[href*='plotly.com']")).to_have_count(0)
+    watch.assert_clean(page, "/?img=svg")
+
+    _open(page, app_url + "/")
+    png = page.evaluate("() => document.querySelector('.js-plotly-plot')._context.toImageButtonOptions")
+    assert png["format"] == "png" and png["scale"] == 3, png
+
+
+def _widths(page) -> list[tuple[float, float]]:
+    """Each chart's (drawn width, its box's width) in px."""
+    return page.evaluate(f"() => {PLOTS}.map(g => [g._fullLayout.width, g.parentElement.clientWidth])")
+
+
+def test_resizing_the_window_resizes_the_charts(app_page, app_url):
+    """A narrower window narrows every chart to its box (the two in st.columns too); widening it back
+    restores the widths."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/")
+    wide = _widths(page)
+    assert all(abs(w - box) <= 1 for w, box in wide), wide
+    main = page.get_by_test_id("stMainBlockContainer").evaluate("e => e.clientWidth")
+    assert abs(wide[0][0] - wide[1][0]) <= 1 and wide[0][0] < 0.6 * main, \
+        f"the first two charts share a row (st.columns) of the {main} px main area: {wide}"
+
+    page.set_viewport_size({"width": 1000, "height": VIEWPORT["height"]})
+    page.wait_for_function(f"() => {FITS_JS} && {PLOTS}[0]._fullLayout.width < {wide[0][0] - 50}")
+    narrow = _widths(page)
+    assert all(n[0] < w[0] for n, w in zip(narrow, wide)), (wide, narrow)
+
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_function(f"() => {FITS_JS} && {PLOTS}[0]._fullLayout.width > {narrow[0][0] + 50}")
+    back = _widths(page)
+    assert all(abs(b[0] - w[0]) <= 2 for b, w in zip(back, wide)), (wide, back)
+    watch.assert_clean(page, "after resizing")
+
+
+def test_plotly_js_comes_from_the_app_and_nothing_leaves_the_machine(app_page, app_url):
+    """plotly.js is fetched once from the app's own component route; Streamlit's Plotly chunk is not
+    needed; no request goes to another host, and the console has no error, on two pages."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/")
+    _open(page, app_url + "/kv-cache")
+    plotly_js = [u for u in watch.urls if u.endswith("/plotly.min.js")]
+    assert plotly_js and all(u.startswith(app_url + "/_stcore/bidi-components/") for u in plotly_js), plotly_js
+    assert not [u for u in watch.urls if "PlotlyChart" in u], "Streamlit's own chart element was loaded"
+    version = page.evaluate("() => window.Plotly.version")
+    assert int(version.split(".")[0]) >= 2, version     # base64 typed arrays need plotly.js ≥ 2.28
+    watch.assert_clean(page, "/ and /kv-cache")
+
+
+# ---------------------------------------------------------------- the fallback
+
+@pytest.fixture(scope="module")
+def fallback_url() -> Iterator[str]:
+    with streamlit_server(env={"ROOFLINE_CHART": "plotly"}) as url:
+        yield url
+
+
+def test_roofline_chart_plotly_falls_back_to_st_plotly_chart(chromium_browser, fallback_url):
+    """With ROOFLINE_CHART=plotly the server draws st.plotly_chart: the charts are there, a dial moves
+    them, and no in-place element is mounted."""
+    context = chromium_browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        watch = Watch(page)
+        open_app(page, fallback_url + "/")
+        n = page.get_by_test_id("stPlotlyChart").count()
+        assert n >= 2
+        assert page.get_by_test_id("stBidiComponentRegular").count() == 0
+        before = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
+        thumb = slider_thumb(page, "Batch")
+        arm_plot_observer(page)
+        thumb.focus()
+        press_and_time(page, thumb, "ArrowRight")
+        wait_for_app_run(page)
+        page.wait_for_function(f"before => JSON.stringify({PLOTS}.map(g => JSON.stringify(g.data))) !== before",
+                               arg=json.dumps(before))
+        watch.assert_clean(page, "fallback page after a dial move")
+    finally:
+        context.close()

@@ -1,0 +1,149 @@
+"""An in-place Plotly chart element: a Streamlit v2 custom component that keeps its chart across reruns.
+
+Why: Streamlit 1.67's `st.plotly_chart` hashes the figure's JSON into the element id even when a
+`key` is given, and its frontend keys the chart on that id, so every dial move unmounts every chart
+and draws it anew (`Plotly.newPlot`), then a theme effect draws it a second time (≈600 ms of browser
+main-thread work per move for a page of four charts).  This element's id depends on its key only
+(`key_as_main_identity`), so its DOM node survives a rerun and the frontend (`live_chart/index.js`)
+calls `Plotly.react` with the new figure: only what changed is redrawn.
+
+plotly.js comes from the app itself, never a CDN: the plotly Python package ships
+`plotly/package_data/plotly.min.js`, served by Streamlit's component asset route
+(`/_stcore/bidi-components/roofline.plotlyjs/plotly.min.js`).  The v2 API serves files only for
+components declared in an installed package's pyproject.toml; the app is not a package, so
+`_register` declares the two asset folders on the running server's component manager the way that
+manifest scan would (`BidiComponentManager.register_from_manifest`, Streamlit ≥ 1.67).
+
+First-load cost, measured: Streamlit's gzip middleware compresses responses of that route at
+level 9 on every request (its own /static bundles are exempt) and sends no cache validator, so a
+full page load costs the server ≈0.14 s CPU for plotly.min.js (4.8 MB → 1.5 MB); client-side page
+switches load it once per tab.
+
+`draw()` returns False, and `ui.export.chart` falls back to `st.plotly_chart`, when the element
+cannot be used: `ROOFLINE_CHART=plotly` in the environment, an asset missing, or registration
+raising (e.g. a Streamlit whose internals moved).  The reason is logged once on stderr.
+
+The figure travels as bytes of one JSON document {"config": …, "figure": …}; the figure is Plotly's
+own JSON (numpy arrays as base64 typed arrays, which plotly.js ≥ 2.28 decodes), the same text
+`st.plotly_chart` would send — `figure_of(element_proto)` reads it back (AppTest helpers use it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+PROJECT = "roofline"
+NAME = f"{PROJECT}.live_chart"              # the component (its JS lives in ui/live_chart/)
+PLOTLYJS = f"{PROJECT}.plotlyjs"            # an asset-only component: plotly's package_data folder
+ASSET_DIR = Path(__file__).resolve().parent / "live_chart"
+JS_FILE = "index.js"
+ENV_SWITCH = "ROOFLINE_CHART"               # "plotly" forces st.plotly_chart
+DEFAULT_HEIGHT = 450                        # st.plotly_chart's height when the figure sets none
+
+
+def plotly_js_dir() -> Path:
+    import plotly
+    return Path(plotly.__file__).resolve().parent / "package_data"
+
+
+_mount = None            # the component's mount callable, created once per process
+_broken: str | None = None   # why the element cannot be used (logged once), or None
+
+
+def _fail(reason: str) -> bool:
+    global _broken
+    if _broken is None:
+        print(f"roofline: in-place chart element unavailable ({reason}); using st.plotly_chart",
+              file=sys.stderr)
+    _broken = reason
+    return False
+
+
+def _register() -> Any:
+    """Declare the asset folders on the running server's component manager (once per runtime:
+    each AppTest has its own), then create the component's mount callable (once per process)."""
+    global _mount
+    import streamlit as st
+    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
+    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+
+    if not (ASSET_DIR / JS_FILE).is_file():
+        raise FileNotFoundError(ASSET_DIR / JS_FILE)
+    if not (plotly_js_dir() / "plotly.min.js").is_file():
+        raise FileNotFoundError(plotly_js_dir() / "plotly.min.js")
+    manager = get_bidi_component_manager()
+    if manager.get_component_asset_root(NAME) is None:
+        manager.register_from_manifest(
+            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig("live_chart", "live_chart")]),
+            ASSET_DIR.parent)
+    if manager.get_component_asset_root(PLOTLYJS) is None:
+        manager.register_from_manifest(
+            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig("plotlyjs", "package_data")]),
+            plotly_js_dir().parent)
+    if _mount is None:
+        _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
+    return _mount
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "").strip().lower() != "plotly" and _broken is None
+
+
+def payload(fig: go.Figure, config: dict[str, Any]) -> bytes:
+    """{"config": …, "figure": …} as UTF-8 JSON; the figure as plotly serialises it (base64 arrays)."""
+    spec = pio.to_json(fig, validate=False)
+    return ('{"config":' + json.dumps(config, separators=(",", ":")) + ',"figure":' + spec + "}").encode()
+
+
+def height_of(fig: go.Figure) -> int:
+    h = fig.layout.height
+    return int(h) if h is not None and h >= 10 else DEFAULT_HEIGHT
+
+
+def draw(fig: go.Figure, *, key: str, config: dict[str, Any]) -> bool:
+    """Draw `fig` with the in-place element; False (nothing drawn) if the element cannot be used."""
+    if not enabled():
+        return False
+    try:
+        mount = _register()
+    except Exception as exc:       # any failure to register means: fall back, say why once
+        return _fail(f"{type(exc).__name__}: {exc}")
+    mount(key=key, data=payload(fig, config), width="stretch", height=height_of(fig))
+    return True
+
+
+# ---------------------------------------------------------------- reading it back (tests, clients)
+
+def is_chart(proto: Any) -> bool:
+    """Whether an element proto (the `bidi_component` field) is this chart element."""
+    return getattr(proto, "component_name", None) == NAME
+
+
+def message_of(proto: Any) -> dict[str, Any]:
+    """{"config": …, "figure": …} that a chart element (or an st.plotly_chart) sent."""
+    if hasattr(proto, "spec"):                     # PlotlyChart proto: the fallback
+        return {"config": json.loads(proto.config or "{}"), "figure": json.loads(proto.spec)}
+    return json.loads(bytes(proto.bytes).decode())
+
+
+def figure_of(proto: Any) -> dict[str, Any]:
+    """The figure (data, layout) that a chart element or an st.plotly_chart sent."""
+    return message_of(proto)["figure"]
+
+
+def chart_protos(elements: Any) -> list[Any]:
+    """The chart protos among Element protos (a script run's deltas, in order): this element's
+    `bidi_component` and st.plotly_chart's `plotly_chart` — for clients that read the websocket."""
+    out = []
+    for e in elements:
+        kind = e.WhichOneof("type")
+        if kind == "plotly_chart" or (kind == "bidi_component" and is_chart(e.bidi_component)):
+            out.append(getattr(e, kind))
+    return out

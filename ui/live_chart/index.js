@@ -1,0 +1,290 @@
+// The in-place Plotly chart element (ui/live_chart.py): a Streamlit v2 component module.
+//
+// Streamlit calls the default export on mount and again whenever the element's data changes, with
+// the same `parentElement` while the element stays mounted.  The first call creates the graph div;
+// every call hands the new figure to Plotly.react, which redraws only what changed (no newPlot, no
+// unmount).  plotly.js is loaded once per page from the app's own server (plotly's package_data,
+// served by Streamlit's component asset route), never from a CDN.
+//
+// The look copies st.plotly_chart's theme="streamlit" (Streamlit 1.67 frontend, CustomTheme.tsx):
+// the theme's layout is merged into the figure's template.layout (so the figure's own settings win),
+// the title is bold, Streamlit's template placeholder colours (#000001…#000040) are replaced, and the
+// modebar has Streamlit's buttons (fullscreen first, no lasso/select, no logo).
+//
+// For the browser tests and bench/bench_ui.py: the graph div is `.js-plotly-plot` in the page's DOM
+// (no shadow root); window.__liveChart counts figures started and drawn ({started, drawn, lastDrawn}),
+// and each graph div carries __liveDraws (how many figures it has drawn).
+
+const PLOTLY_URL = new URL("../roofline.plotlyjs/plotly.min.js", import.meta.url).href;
+
+function loadPlotly() {
+  if (!window.__livePlotly) {
+    window.__livePlotly = new Promise((resolve, reject) => {
+      const s = document.createElement("script");
+      s.src = PLOTLY_URL;
+      s.async = true;
+      s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("plotly.js loaded but defined no Plotly")));
+      s.onerror = () => {
+        window.__livePlotly = null;      // let a later draw try again
+        reject(new Error(`could not load ${PLOTLY_URL}`));
+      };
+      document.head.appendChild(s);
+    });
+  }
+  return window.__livePlotly;
+}
+
+const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0, lastDrawn: 0, errors: 0 });
+
+// ---------------------------------------------------------------- theme (Streamlit 1.67's)
+
+const GRAY = { 10: "#fafafa", 30: "#e6eaf1", 70: "#808495", 85: "#31333F", 90: "#262730" };
+const PX = { twoSm: 12, sm: 14, md: 16, spaceTwoXS: 4, spaceSm: 8, spaceXL: 20, spaceTwoXL: 24 };
+const DEFAULTS = {
+  categorical: ["#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0", "#d5dae5"],
+  sequential: ["#e4f5ff", "#c7ebff", "#a6dcff", "#83c9ff", "#60b4ff", "#3d9df3", "#0068c9", "#0054a3", "#003f7f", "#002b5b"],
+  diverging: ["#7d353b", "#bd4043", "#ff4b4b", "#ff8c8c", "#ffc7c7", "#a6dcff", "#60b4ff", "#1c83e1", "#0054a3", "#004280"],
+};
+
+function cssVar(el, name) {
+  return getComputedStyle(el).getPropertyValue(name).trim();
+}
+
+function isLight(color) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(color || "");
+  let r = 255, g = 255, b = 255;
+  if (m) {
+    const n = parseInt(m[1], 16);
+    r = n >> 16; g = (n >> 8) & 255; b = n & 255;
+  } else {
+    const c = /rgba?\(([^)]+)\)/.exec(color || "");
+    if (c) [r, g, b] = c[1].split(",").map(Number);
+  }
+  return 0.299 * r + 0.587 * g + 0.114 * b > 127.5;
+}
+
+function themeOf(el) {
+  const bg = cssVar(el, "--st-background-color") || "#ffffff";
+  const light = isLight(bg);
+  const list = (name, dflt) => {
+    const v = cssVar(el, name);
+    const a = v && v !== "unset" ? v.split(",").map(s => s.trim()).filter(Boolean) : [];
+    return a.length >= 10 ? a : dflt;
+  };
+  return {
+    light,
+    bg,
+    text: cssVar(el, "--st-text-color") || (light ? "#31333F" : "#fafafa"),
+    heading: cssVar(el, "--st-heading-color") || (light ? "#31333F" : "#fafafa"),
+    border: cssVar(el, "--st-border-color") || (light ? "rgba(49, 51, 63, 0.2)" : "rgba(250, 250, 250, 0.2)"),
+    font: cssVar(el, "--st-font") || '"Source Sans", sans-serif',
+    headingFont: cssVar(el, "--st-heading-font") || cssVar(el, "--st-font") || '"Source Sans", sans-serif',
+    weight: Number(cssVar(el, "--st-base-font-weight")) || 400,
+    muted: light ? GRAY[70] : GRAY[30],      // axis, tick and legend-title text
+    strong: light ? GRAY[90] : GRAY[10],     // legend text
+    grid: light ? GRAY[30] : GRAY[85],       // grid, zero and tick lines
+    categorical: list("--st-chart-categorical-colors", DEFAULTS.categorical),
+    sequential: list("--st-chart-sequential-colors", DEFAULTS.sequential),
+    diverging: list("--st-chart-diverging-colors", DEFAULTS.diverging),
+  };
+}
+
+function themeLayout(t) {
+  return {
+    font: { color: t.muted, family: t.font, size: PX.twoSm, weight: t.weight },
+    title: { font: { family: t.headingFont, size: PX.md, color: t.heading }, pad: { l: PX.spaceTwoXS }, xanchor: "left", x: 0 },
+    legend: { title: { font: { size: PX.twoSm, color: t.muted }, side: "top" }, valign: "top", bordercolor: "rgba(0,0,0,0)",
+              borderwidth: 0, font: { size: PX.twoSm, color: t.strong } },
+    paper_bgcolor: t.bg,
+    plot_bgcolor: t.bg,
+    yaxis: { ticklabelposition: "outside", zerolinecolor: t.grid, title: { font: { color: t.muted, size: PX.sm }, standoff: PX.spaceTwoXL },
+             tickcolor: t.grid, tickfont: { color: t.muted, size: PX.twoSm }, gridcolor: t.grid, minor: { gridcolor: t.grid }, automargin: true },
+    xaxis: { zerolinecolor: t.grid, gridcolor: t.grid, showgrid: false, tickfont: { color: t.muted, size: PX.twoSm }, tickcolor: t.grid,
+             title: { font: { color: t.muted, size: PX.sm }, standoff: PX.spaceXL }, minor: { gridcolor: t.grid }, zeroline: false, automargin: true,
+             rangeselector: { bgcolor: t.bg, bordercolor: t.grid, borderwidth: 1, x: 0 } },
+    margin: { pad: PX.spaceSm, r: 0, l: 0 },
+    hoverlabel: { bgcolor: t.bg, bordercolor: t.border, font: { color: t.muted, family: t.font, size: PX.twoSm } },
+    coloraxis: { colorbar: { thickness: 16, xpad: PX.spaceTwoXL, ticklabelposition: "outside", outlinecolor: "rgba(0,0,0,0)", outlinewidth: 8,
+                             len: 0.75, y: 0.5745, title: { font: { color: t.muted, size: PX.sm } }, tickfont: { color: t.muted, size: PX.twoSm } } },
+  };
+}
+
+// lodash-style deep merge of plain objects: `src` wins (as Streamlit's merge into template.layout).
+function merge(dst, src) {
+  for (const [k, v] of Object.entries(src)) {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      if (!dst[k] || typeof dst[k] !== "object" || Array.isArray(dst[k])) dst[k] = {};
+      merge(dst[k], v);
+    } else {
+      dst[k] = v;
+    }
+  }
+  return dst;
+}
+
+// Streamlit's Python template ("streamlit", set as plotly's default) carries placeholder colours
+// that its frontend swaps for the theme's; do the same (only if a figure carries any).
+function replacePlaceholders(text, t) {
+  if (!text.includes('"#0000')) return text;
+  const map = {};
+  for (let i = 0; i < 10; i++) {
+    map[`#0000${String(i + 1).padStart(2, "0")}`] = t.categorical[i];
+    map[`#0000${String(i + 11).padStart(2, "0")}`] = t.sequential[i];
+    map[`#0000${String(i + 21).padStart(2, "0")}`] = t.diverging[i];
+  }
+  Object.assign(map, {
+    "#000032": t.light ? "#29b09d" : "#7defa1", "#000033": t.light ? "#ff2b2b" : "#ff6c6c",
+    "#000034": t.light ? "#0068c9" : "#83c9ff", "#000035": t.grid, "#000036": t.muted, "#000037": t.strong,
+    "#000038": t.bg, "#000039": t.light ? "rgba(49, 51, 63, 0.05)" : "rgba(250, 250, 250, 0.05)",
+    "#000040": t.light ? "#f4f5f8" : "#1a1c24",
+  });
+  return text.replace(/"#0000[0-4][0-9]"/g, m => (map[m.slice(1, -1)] ? `"${map[m.slice(1, -1)]}"` : m));
+}
+
+function themed(figure, t) {
+  const layout = figure.layout || (figure.layout = {});
+  const template = layout.template && typeof layout.template === "object" ? layout.template : (layout.template = {});
+  template.layout = merge(template.layout && typeof template.layout === "object" ? template.layout : {}, themeLayout(t));
+  if (layout.title !== undefined && layout.title !== null) {
+    const title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
+    if (typeof title.text === "string" && title.text && !title.text.startsWith("<b>")) title.text = `<b>${title.text}</b>`;
+    layout.title = title;
+  }
+  return figure;
+}
+
+// ---------------------------------------------------------------- modebar (st.plotly_chart's)
+
+const ICON_EXPAND = { width: 600, height: 470, name: "fullscreen-expand", path: "M32 32C14.3 32 0 46.3 0 64v96c0 17.7 14.3 32 32 32s32-14.3 32-32V96h64c17.7 0 32-14.3 32-32s-14.3-32-32-32H32zM64 352c0-17.7-14.3-32-32-32s-32 14.3-32 32v96c0 17.7 14.3 32 32 32h96c17.7 0 32-14.3 32-32s-14.3-32-32-32H64V352zM320 32c-17.7 0-32 14.3-32 32s14.3 32 32 32h64v64c0 17.7 14.3 32 32 32s32-14.3 32-32V64c0-17.7-14.3-32-32-32H320zM448 352c0-17.7-14.3-32-32-32s-32 14.3-32 32v64H320c-17.7 0-32 14.3-32 32s14.3 32 32 32h96c17.7 0 32-14.3 32-32V352z" };
+
+function configOf(cfg, state) {
+  const c = { ...(cfg || {}) };
+  c.displaylogo = c.displaylogo ?? false;
+  c.showSendToCloud = c.showSendToCloud ?? false;
+  c.responsive = false;    // our ResizeObserver resizes; plotly's window listener would double it
+  const remove = new Set([...(c.modeBarButtonsToRemove || []), "lasso2d", "select2d", "sendChartToCloud"]);
+  c.modeBarButtonsToRemove = [...remove];
+  c.modeBarButtonsToAdd = [{
+    name: "Fullscreen", title: "Fullscreen", icon: ICON_EXPAND,
+    click: () => {
+      if (document.fullscreenElement) document.exitFullscreen();
+      else state.root.requestFullscreen?.();
+    },
+  }, ...(c.modeBarButtonsToAdd || [])];
+  return c;
+}
+
+// ---------------------------------------------------------------- the element
+
+function setup(parentElement) {
+  const root = document.createElement("div");
+  root.className = "stLiveChart";
+  root.setAttribute("data-testid", "stLiveChart");
+  root.style.width = "100%";
+  const gd = document.createElement("div");
+  gd.style.width = "100%";
+  gd.style.height = "100%";
+  root.appendChild(gd);
+  parentElement.appendChild(root);
+  const state = { root, gd, text: null, theme: null, next: null, busy: false, height: 0, width: 0, Plotly: null,
+                  figHeight: 450, bg: "" };
+  state.ro = new ResizeObserver(() => {
+    const w = root.clientWidth, h = root.clientHeight;
+    if (!state.Plotly || !gd._fullLayout || w === 0 || (w === state.width && h === state.height)) return;
+    state.width = w; state.height = h;
+    state.Plotly.Plots.resize(gd);
+  });
+  state.ro.observe(root);
+  state.onFullscreen = () => {
+    const full = document.fullscreenElement === root;
+    root.style.height = full ? "100vh" : `${state.figHeight}px`;
+    root.style.background = full ? state.bg : "";
+  };
+  document.addEventListener("fullscreenchange", state.onFullscreen);
+  return state;
+}
+
+function showError(state, message) {
+  let box = state.root.querySelector(":scope > .stLiveChartError");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "stLiveChartError";
+    box.setAttribute("role", "alert");
+    state.root.prepend(box);
+  }
+  box.textContent = message;
+}
+
+async function drain(state) {
+  if (state.busy) return;
+  state.busy = true;
+  try {
+    const Plotly = state.Plotly || (state.Plotly = await loadPlotly());
+    while (state.next) {
+      const { figure, config } = state.next;
+      state.next = null;
+      try {
+        await Plotly.react(state.gd, figure.data || [], figure.layout || {}, config);
+        state.width = state.root.clientWidth; state.height = state.root.clientHeight;
+        state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
+        state.root.querySelector(":scope > .stLiveChartError")?.remove();
+      } catch (e) {
+        stats.errors += 1;
+        console.error("live chart: Plotly.react failed", e);
+      }
+      stats.drawn += 1;
+      stats.lastDrawn = performance.now();
+    }
+  } catch (e) {                              // plotly.js did not load: say so; the next figure retries
+    stats.errors += 1;
+    stats.drawn += state.next ? 1 : 0;
+    state.next = null;
+    state.text = null;
+    showError(state, `This chart could not be drawn: ${e.message}`);
+  } finally {
+    state.busy = false;
+  }
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  const state = parentElement.__liveChart || (parentElement.__liveChart = setup(parentElement));
+  if (data) {
+    const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+    let text = new TextDecoder().decode(bytes);
+    const t = themeOf(parentElement);
+    const theme = JSON.stringify(t);
+    // a rerun that left this figure (and the theme) as it was draws nothing
+    if (text !== state.text || theme !== state.theme) {
+      state.text = text;
+      state.theme = theme;
+      text = replacePlaceholders(text, t);
+      const msg = JSON.parse(text);
+      const figure = themed(msg.figure || {}, t);
+      const layout = figure.layout;
+      state.figHeight = layout.height >= 10 ? layout.height : 450;
+      state.bg = t.bg;
+      delete layout.width;                  // the width is the container's (width="stretch")
+      layout.autosize = true;
+      if (document.fullscreenElement !== state.root) state.root.style.height = `${state.figHeight}px`;
+      layout.height = undefined;            // follow the root's height (fullscreen too)
+      delete layout.height;
+      if (state.next) stats.drawn += 1;     // the superseded figure is settled without drawing
+      stats.started += 1;
+      state.next = { figure, config: configOf(msg.config, state) };
+      drain(state);
+    }
+  }
+  // Streamlit calls this on unmount; it may also call a superseded call's cleanup while the element
+  // stays, so only tear down once the node has left the page.
+  return () => {
+    setTimeout(() => {
+      if (!state.root.isConnected) {
+        state.ro.disconnect();
+        document.removeEventListener("fullscreenchange", state.onFullscreen);
+        if (state.Plotly) state.Plotly.purge(state.gd);
+        delete parentElement.__liveChart;
+      }
+    }, 0);
+  };
+}
