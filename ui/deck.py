@@ -53,7 +53,11 @@ DIAL_OPTIONS: dict[str, list[float]] = {"batch": [float(b) for b in BATCH_OPTION
 DIAL_SYMBOL = {"batch": "B", "context": "T"}
 KATEX_DIRS = ("/usr/share/javascript/katex",)   # Debian's libjs-katex (+ fonts-katex)
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-SCRUB = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
+# A dial step's slider draws a frame with Plotly.react (the page's script, on plotly_sliderchange): the
+# curves, the marks and the axes all change, and Plotly.animate merges layout arrays (annotations, shapes)
+# index by index and keeps the old axis ranges at zero duration, which left stale marks on the chart.
+SCRUB = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0},
+         "react": True}
 MARKER_SCRUB = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
 # Layout keys a frame does not carry: the slider and buttons themselves, the (large) template, the size.
 FRAME_LAYOUT_SKIP = ("sliders", "updatemenus", "template", "height", "width", "margin", "autosize")
@@ -184,12 +188,15 @@ def _text(shown: wk.Shown) -> Text:
     return Text(_md(shown.sentence), _md(shown.note), tuple(shown.latex))
 
 
-def _slider(labels: list[str], active: int, prefix: str, scrub: dict[str, Any]) -> dict[str, Any]:
+def _slider(labels: list[str], active: int, prefix: str, scrub: dict[str, Any],
+            names: list[str] | None = None) -> dict[str, Any]:
+    names = names or [str(i) for i in range(len(labels))]
     return {"active": active, "x": 0.0, "len": 1.0, "y": 0, "yanchor": "top", "pad": {"t": 120, "b": 0},
             "currentvalue": {"prefix": prefix, "font": {"size": 22}, "xanchor": "left"},
             "font": {"size": 13}, "transition": {"duration": 0},
-            "steps": [{"label": lab, "method": "animate", "args": [[str(i)], scrub]}
-                      for i, lab in enumerate(labels)]}
+            "steps": [{"label": lab, "method": "skip" if scrub.get("react") else "animate",
+                       "args": [[name], {k: v for k, v in scrub.items() if k != "react"}]}
+                      for name, lab in zip(names, labels)]}
 
 
 def _bottom_margin(layout: dict[str, Any]) -> None:
@@ -230,9 +237,12 @@ def dial_slide(step: wk.Step, view: View, texts: list[Text], every: int = 1) -> 
 
     active = next(i for i, (v, _) in enumerate(built) if v == now)
     labels = [dial_label(dial, v) for v, _ in built]
+    # Each frame carries its whole layout (less the template, slider and size, which stay), every key any
+    # position has — None where this one has none — so that drawing a frame leaves nothing of another.
+    keys = sorted({k for f in figs for k in f["layout"] if k not in FRAME_LAYOUT_SKIP})
     frames = []
     for i, f in enumerate(figs):
-        lay = {k: v for k, v in f["layout"].items() if k not in FRAME_LAYOUT_SKIP}
+        lay = {k: f["layout"].get(k, [] if k in ("shapes", "annotations", "images") else None) for k in keys}
         frames.append({"name": str(i), "data": padded(f), "traces": list(range(n)), "layout": lay})
     layout = dict(figs[active]["layout"])
     layout.pop("updatemenus", None)
@@ -269,7 +279,8 @@ def sweep_slide(step: wk.Step, view: View, texts: list[Text]) -> Slide:
     layout = dict(f["layout"])
     _bottom_margin(layout)
     symbol = str(frames[0]["data"][0].get("text", [""])[0]).split(" = ", 1)[0]
-    layout["sliders"] = [_slider(labels, 0, f"{step.play} {symbol} = ", MARKER_SCRUB)]
+    layout["sliders"] = [_slider(labels, 0, f"{step.play} {symbol} = ", MARKER_SCRUB,
+                                 [str(fr["name"]) for fr in frames])]
     f["layout"] = layout
     return Slide(step.key, step.title, step.video_s, step.chapter, step.play, labels, 0,
                  [texts.index(t)] * len(frames), _pack(f))
@@ -338,6 +349,16 @@ function setText(i, frame) {
     const d = document.createElement('div'); d.className = 'eq'; eq.appendChild(d); renderTex(d, tex);
   }
 }
+function scrub(i, gd, k) {
+  // a dial step: draw frame k whole (its data and layout) with the slider kept at k
+  const f = D.slides[i].figure;
+  const fr = f.frames[k];
+  if (!fr || !fr.layout) return;            // a sweep step: its slider animates the marker itself
+  const layout = Object.assign(structuredClone(f.layout), structuredClone(fr.layout), {autosize: true});
+  layout.sliders = structuredClone(f.layout.sliders);
+  layout.sliders[0].active = k;
+  Plotly.react(gd, fr.data, layout, D.config).then(() => { gd.dataset.frame = String(k); });
+}
 function draw(i) {
   const s = D.slides[i];
   if (drawn.has(i) || !s.figure) return;
@@ -347,8 +368,7 @@ function draw(i) {
   Plotly.newPlot(gd, f.data, Object.assign({}, f.layout, {autosize: true}), D.config).then(() => {
     if (f.frames && f.frames.length) { return Plotly.addFrames(gd, f.frames); }
   }).then(() => { gd.dataset.ready = '1'; });
-  gd.on('plotly_sliderchange', e => setText(i, e.slider.active));
-  gd.on('plotly_animatingframe', e => { const k = parseInt(e.name, 10); if (!isNaN(k)) setText(i, k); });
+  gd.on('plotly_sliderchange', e => { scrub(i, gd, e.slider.active); setText(i, e.slider.active); });
 }
 function show(i) {
   i = Math.max(0, Math.min(slides.length - 1, i));
