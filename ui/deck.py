@@ -173,9 +173,13 @@ class Slide:
     dial: str                                    # "batch", "context", the sweep's quantity, or ""
     labels: list[str]                            # one per frame (the slider's ticks)
     active: int                                  # the frame shown first (the current dial value)
-    texts: list[int]                             # per frame: index into the deck's text table
+    frame_texts: list[int]                       # per frame: index into `texts`
     figure: dict[str, Any] | None                # data, layout (with sliders), frames; None when it cannot be drawn
     problem: str = ""
+    texts: list[Text] = dataclasses.field(default_factory=list)   # what the slide says, each distinct once
+
+    def text_at(self, frame: int) -> Text:
+        return self.texts[self.frame_texts[frame]]
 
 
 def _md(text: str) -> str:
@@ -205,7 +209,7 @@ def _bottom_margin(layout: dict[str, Any]) -> None:
     layout["margin"] = m
 
 
-def dial_slide(step: wk.Step, view: View, texts: list[Text], every: int = 1) -> Slide:
+def dial_slide(step: wk.Step, view: View, every: int = 1) -> Slide:
     """A step rebuilt at each position of its sidebar dial: one frame per position."""
     dial = step.dial
     built: list[tuple[float, wk.Shown]] = []
@@ -250,28 +254,28 @@ def dial_slide(step: wk.Step, view: View, texts: list[Text], every: int = 1) -> 
     sym = DIAL_SYMBOL[dial]
     layout["sliders"] = [_slider(labels, active, f"{dial} {sym} = ", SCRUB)]
     figure = {"data": padded(figs[active]), "layout": layout, "frames": frames}
+    texts: list[Text] = []
     idx = []
     for _, shown in built:
         t = _text(shown)
         if t not in texts:
             texts.append(t)
         idx.append(texts.index(t))
-    return Slide(step.key, step.title, step.video_s, step.chapter, dial, labels, active, idx, _pack(figure))
+    return Slide(step.key, step.title, step.video_s, step.chapter, dial, labels, active, idx, _pack(figure),
+                 texts=texts)
 
 
-def sweep_slide(step: wk.Step, view: View, texts: list[Text]) -> Slide:
+def sweep_slide(step: wk.Step, view: View) -> Slide:
     """A step whose chart has the walkthrough's ▶ sweep: a slider over the same frames (the marker moves)."""
     try:
         shown = step.build(view)
     except ValueError as exc:
         return Slide(step.key, step.title, step.video_s, step.chapter, step.play, [], 0, [], None, str(exc))
     f = _fig_dict(shown.fig)
-    t = _text(shown)
-    if t not in texts:
-        texts.append(t)
+    texts = [_text(shown)]
     frames = f["frames"]
     if not frames:                           # nothing to sweep: a still chart
-        return Slide(step.key, step.title, step.video_s, step.chapter, "", [], 0, [texts.index(t)], _pack(f))
+        return Slide(step.key, step.title, step.video_s, step.chapter, "", [], 0, [0], _pack(f), texts=texts)
     labels = []
     for fr in frames:
         text = (fr["data"][0].get("text") or [""])[0]
@@ -283,18 +287,11 @@ def sweep_slide(step: wk.Step, view: View, texts: list[Text]) -> Slide:
                                  [str(fr["name"]) for fr in frames])]
     f["layout"] = layout
     return Slide(step.key, step.title, step.video_s, step.chapter, step.play, labels, 0,
-                 [texts.index(t)] * len(frames), _pack(f))
+                 [0] * len(frames), _pack(f), texts=texts)
 
 
-def build_slides(view: View, every: dict[str, int] | None = None) -> tuple[list[Slide], list[Text]]:
-    texts: list[Text] = []
-    slides = []
-    for step in wk.STEPS:
-        if step.dial:
-            slides.append(dial_slide(step, view, texts, (every or {}).get(step.key, 1)))
-        else:
-            slides.append(sweep_slide(step, view, texts))
-    return slides, texts
+def build_slide(step: wk.Step, view: View, every: int = 1) -> Slide:
+    return dial_slide(step, view, every) if step.dial else sweep_slide(step, view)
 
 
 # ---------------------------------------------------------------- the page
@@ -410,11 +407,16 @@ def _clock(s: int) -> str:
     return f"{s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-def render_html(view: View, slides: list[Slide], texts: list[Text], katex: tuple[str, str] | None,
-                plotly_src: str) -> str:
+def render_html(view: View, slides: list[Slide], katex: tuple[str, str] | None, plotly_src: str) -> str:
+    texts: list[Text] = []
+    offsets = []
+    for s in slides:
+        offsets.append(len(texts))
+        texts += s.texts
     data = {"config": {**PLOTLY_CONFIG, "responsive": True, "showLink": False, "showSendToCloud": False,
                        "showEditInChartStudio": False},
-            "slides": [{"key": s.key, "active": s.active, "texts": s.texts, "figure": s.figure} for s in slides],
+            "slides": [{"key": s.key, "active": s.active, "texts": [o + k for k in s.frame_texts], "figure": s.figure}
+                       for s, o in zip(slides, offsets)],
             "texts": [{"id": i, "sentence": t.sentence, "note": t.note, "latex": list(t.latex)}
                       for i, t in enumerate(texts)]}
     sections = []
@@ -456,22 +458,24 @@ def render_html(view: View, slides: list[Slide], texts: list[Text], katex: tuple
 
 
 def build_html(view: View, *, cap_bytes: int = SIZE_CAP_BYTES) -> str:
-    """The deck for `view`.  When it would pass `cap_bytes`, the largest dial slides keep every other
-    position (then every third, …) until it fits; the slider says how many positions it has."""
+    """The deck for `view`.  When it would pass `cap_bytes`, the largest dial slide keeps every other
+    position (then every third, …; its ends and the current value always) until the file fits; each
+    slide's footer says how many positions its slider has."""
     plotly_src = plotly_js()
     katex = katex_assets()
-    every: dict[str, int] = {}
+    slides = [build_slide(step, view) for step in wk.STEPS]
+    every = [1] * len(slides)
     while True:
-        slides, texts = build_slides(view, every)
-        out = render_html(view, slides, texts, katex, plotly_src)
-        size = len(out.encode("utf-8"))
-        if size <= cap_bytes:
+        out = render_html(view, slides, katex, plotly_src)
+        if len(out.encode("utf-8")) <= cap_bytes:
             return out
-        dial = [s for s in slides if s.figure is not None and s.dial in DIAL_OPTIONS and every.get(s.key, 1) < 8]
-        if not dial:
+        thinner = [i for i, s in enumerate(slides) if s.figure is not None and s.dial in DIAL_OPTIONS
+                   and every[i] < 8]
+        if not thinner:
             return out
-        biggest = max(dial, key=lambda s: len(_script_json(s.figure)))
-        every[biggest.key] = every.get(biggest.key, 1) + 1
+        i = max(thinner, key=lambda i: len(_script_json(slides[i].figure)))
+        every[i] += 1
+        slides[i] = build_slide(wk.STEPS[i], view, every[i])
 
 
 # ---------------------------------------------------------------- command line
