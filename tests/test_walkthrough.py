@@ -3,6 +3,7 @@ the step and presentation mode in the URL, the client-side sweep."""
 
 from __future__ import annotations
 
+import base64
 import re
 
 import numpy as np
@@ -225,9 +226,10 @@ def test_balance_step_says_so_when_nothing_fits():
 def _qr(at) -> tuple[str, str] | None:
     """(the link the QR code says it carries, the SVG) — or None when no QR code is on the page."""
     for h in at.get("html"):
-        m = re.search(r'<div class="wk-qr" data-link="([^"]*)">(<svg.*?</svg>)', h.proto.body, re.S)
+        m = re.search(r'<div class="wk-qr" data-link="([^"]*)"><img src="data:image/svg\+xml;base64,([^"]+)"',
+                      h.proto.body)
         if m:
-            return m.group(1).replace("&amp;", "&"), m.group(2)
+            return m.group(1).replace("&amp;", "&"), base64.b64decode(m.group(2)).decode()
     return None
 
 

@@ -6,6 +6,8 @@ the code of the expected link.
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 
 import segno
@@ -24,9 +26,16 @@ def matrix(text: str) -> list[list[int]]:
 
 
 def svg(text: str, title: str = "") -> str:
-    """The QR code as inline SVG with a viewBox and no fixed size: the page sizes it."""
-    return make(text).svg_inline(border=BORDER, omitsize=True, dark="#000", light="#fff",
-                                 svgclass="audience-qr", title=title or None)
+    """The QR code as a standalone SVG document (with its namespace, so it also works as an <img>),
+    with a viewBox and no fixed size: the page sizes it."""
+    buf = io.BytesIO()
+    make(text).save(buf, kind="svg", xmldecl=False, svgns=True, border=BORDER, omitsize=True, dark="#000",
+                    light="#fff", svgclass="audience-qr", title=title or None, nl=False)
+    return buf.getvalue().decode("utf-8")
+
+
+def svg_data_uri(text: str, title: str = "") -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(svg(text, title).encode("utf-8")).decode("ascii")
 
 
 _MOVE = re.compile(r"([MmHhVv])\s*(-?\d+(?:\.\d+)?)(?:\s+(-?\d+(?:\.\d+)?))?")

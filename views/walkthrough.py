@@ -53,7 +53,7 @@ QR_KEY = "_wk_qr"        # session only, not a URL dial: the audience's copy of 
 QR_CSS = """
 <style>
 .wk-qr { display: flex; flex-direction: column; align-items: center; gap: 0.6rem; margin: 0.5rem 0 1.5rem; }
-.wk-qr svg { width: min(78vh, 92vw); height: auto; display: block; }
+.wk-qr img { width: min(78vh, 92vw); height: auto; display: block; image-rendering: pixelated; }
 .wk-qr p { font-size: 1.4rem; word-break: break-all; text-align: center; margin: 0; }
 </style>
 """
@@ -67,8 +67,9 @@ def audience_qr(title: str) -> None:
     dials.note_unknown_page_keys()
     dials.write_url()
     link = dials.share_link()
-    st.html(QR_CSS + f'<div class="wk-qr" data-link="{html.escape(link)}">{qr.svg(link, title)}'
-            f"<p>Scan for this view: {html.escape(link)}</p></div>")
+    # as an <img> of the SVG: st.html's sanitiser drops inline <svg> (checked in Chromium)
+    st.html(QR_CSS + f'<div class="wk-qr" data-link="{html.escape(link)}"><img src="{qr.svg_data_uri(link, title)}" '
+            f'alt="QR code of this view\'s link"><p>Scan for this view: {html.escape(link)}</p></div>')
 
 
 view = current_view()
