@@ -24,6 +24,7 @@ CURRENT = """() => { const s = document.querySelector('.slide.on');
   return s ? {id: s.id, where: document.getElementById('where').textContent,
               ready: !!s.querySelector('.chart[data-ready="1"]'),
               katex: s.querySelectorAll('.equations .katex').length,
+              katexErrors: s.querySelectorAll('.katex-error').length,
               sentence: s.querySelector('.sentence').textContent} : null; }"""
 # The drawn points of the current chart's traces: plotly's own decoded copy (_fullData), not the input.
 CURVES = """() => { const gd = document.querySelector('.slide.on .chart');
@@ -85,6 +86,7 @@ def test_deck_from_disk_with_no_network(offline_page, deck_file):
         cur = _wait_slide(page, k)
         assert cur["id"] == f"step-{k}" and cur["ready"]
         assert cur["katex"] >= 1 and len(cur["sentence"]) > 40       # equations typeset offline; the sentence
+        assert cur["katexErrors"] == 0                                # KaTeX read every equation's TeX
         if k < n:
             page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")                                  # past the last step: stays
