@@ -124,6 +124,19 @@ def test_deck_from_disk_with_no_network(offline_page, deck_file):
     title = page.evaluate("() => document.querySelector('.slide.on .chart').layout.title.text")
     assert f"B = {float(slide['figure']['layout']['sliders'][0]['steps'][k]['label'].replace(',', '')):g}" in title
 
+    # and back near the start: the marks are that frame's own (none left over from the larger batch)
+    page.mouse.click(box["x"] + 0.02 * box["width"], box["y"] + box["height"] / 2)
+    page.wait_for_function(f"() => document.querySelector('.slide.on .chart').dataset.frame !== '{k}'")
+    k0 = int(page.evaluate("() => document.querySelector('.slide.on .chart').dataset.frame"))
+    assert k0 < slide["active"]
+    frame = slide["figure"]["frames"][k0]
+    drawn = page.evaluate("() => { const l = document.querySelector('.slide.on .chart').layout; "
+                          "return [(l.annotations || []).map(a => a.text), (l.shapes || []).length]; }")
+    assert drawn == [[a.get("text") for a in frame["layout"]["annotations"]], len(frame["layout"]["shapes"])]
+    for curve, trace in zip(page.evaluate(CURVES), frame["data"]):
+        want = deck.unpack(trace["y"]) if trace.get("y") is not None else np.array([])
+        np.testing.assert_allclose(np.array([np.nan if v is None else v for v in curve], float), want, rtol=1e-6)
+
     assert requests == []
     assert errors == []
 

@@ -204,6 +204,10 @@ def _slider(labels: list[str], active: int, prefix: str, scrub: dict[str, Any],
 
 
 def _bottom_margin(layout: dict[str, Any]) -> None:
+    """Room under the plot for the slider; the size is the slide's (the chart fills its box)."""
+    layout.pop("height", None)
+    layout.pop("width", None)
+    layout["autosize"] = True
     m = dict(layout.get("margin") or {})
     m["b"] = max(float(m.get("b") or 0), 230)
     layout["margin"] = m
@@ -351,9 +355,9 @@ function scrub(i, gd, k) {
   const f = D.slides[i].figure;
   const fr = f.frames[k];
   if (!fr || !fr.layout) return;            // a sweep step: its slider animates the marker itself
-  const layout = Object.assign(structuredClone(f.layout), structuredClone(fr.layout), {autosize: true});
-  layout.sliders = structuredClone(f.layout.sliders);
-  layout.sliders[0].active = k;
+  // shallow: the frame's own layout objects carry what Plotly computes for them (ranges) to the next visit
+  const layout = Object.assign({}, f.layout, fr.layout, {autosize: true});
+  layout.sliders = [Object.assign({}, f.layout.sliders[0], {active: k})];
   Plotly.react(gd, fr.data, layout, D.config).then(() => { gd.dataset.frame = String(k); });
 }
 function draw(i) {
