@@ -6,9 +6,11 @@ Every step of `ui.walkthrough` becomes a slide: its chart, equation(s), sentence
 ← / → (or a click on the step buttons) to move.  Each step's dial (`Step.dial`: batch or context)
 scrubs inside the chart with no server: the step is rebuilt from the model at every position of
 that sidebar dial (the app's `BATCH_OPTIONS` / `CONTEXT_OPTIONS`, plus the current value), and the
-figure carries the positions as Plotly frames driven by `layout.sliders` with zero transition.  The
-sentence and the equations follow the slider (they carry that position's numbers).  Steps without
-a sidebar dial (over-training, prices, tiers) keep their sweep: the slider moves the marker.
+figure carries the positions as Plotly frames under a `layout.sliders` slider; moving it draws that
+frame at once (Plotly.react with the frame's data and whole layout: curves, marks and axes change,
+nothing left over).  The sentence and the equations follow the slider (they carry that position's
+numbers).  Steps without a sidebar dial (over-training, prices, tiers) keep their sweep: their
+slider animates the marker along the curve with zero transition.
 
 plotly.js is inlined from plotly's Python package; the equations are typeset by KaTeX from
 Debian's `libjs-katex` (the renderer `st.latex` uses, so the TeX reads the same), with its fonts
@@ -195,7 +197,7 @@ def _text(shown: wk.Shown) -> Text:
 def _slider(labels: list[str], active: int, prefix: str, scrub: dict[str, Any],
             names: list[str] | None = None) -> dict[str, Any]:
     names = names or [str(i) for i in range(len(labels))]
-    return {"active": active, "x": 0.0, "len": 1.0, "y": 0, "yanchor": "top", "pad": {"t": 120, "b": 0},
+    return {"active": active, "x": 0.0, "len": 1.0, "y": 0, "yanchor": "top", "pad": {"t": 150, "b": 0},
             "currentvalue": {"prefix": prefix, "font": {"size": 22}, "xanchor": "left"},
             "font": {"size": 13}, "transition": {"duration": 0},
             "steps": [{"label": lab, "method": "skip" if scrub.get("react") else "animate",
@@ -209,7 +211,7 @@ def _bottom_margin(layout: dict[str, Any]) -> None:
     layout.pop("width", None)
     layout["autosize"] = True
     m = dict(layout.get("margin") or {})
-    m["b"] = max(float(m.get("b") or 0), 230)
+    m["b"] = max(float(m.get("b") or 0), 260)
     layout["margin"] = m
 
 
