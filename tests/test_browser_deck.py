@@ -6,17 +6,17 @@ the arrow keys (and a click), a slider scrubbed inside a chart, and not one requ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
 
 import numpy as np
 import pytest
 
-from tests.browser import VIEWPORT, chromium_browser, chromium_path
+from tests.browser import VIEWPORT, chromium
 from ui import deck
 from ui import walkthrough as wk
-
-__all__ = ["chromium_browser", "chromium_path"]   # fixtures, used by name
 
 pytestmark = pytest.mark.browser
 
@@ -39,31 +39,48 @@ def deck_file(tmp_path_factory):
     return out
 
 
-@pytest.fixture
-def offline_page(chromium_browser):
-    """A page whose every request that is not the file itself is recorded and aborted; the context
-    is offline too."""
-    context = chromium_browser.new_context(viewport=VIEWPORT)
-    context.set_offline(True)
-    requests: list[str] = []
+def in_own_thread(story):
+    """Run `story(page, requests, errors)` in a thread of its own, on a page whose every request that is
+    not the file itself is recorded and aborted (the context is offline too).
 
-    def route(r):
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            requests.append(r.request.url)
-            r.abort()
+    Its own thread: Playwright's sync API will not start where another instance is running, and
+    tests/test_browser.py keeps one open for the whole session on the same xdist worker."""
+    failure: list[BaseException] = []
 
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("request", lambda req: None if req.url.startswith(("file://", "data:")) else requests.append(req.url))
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.set_default_timeout(30_000)
-    try:
-        yield page, requests, errors
-    finally:
-        context.close()
+    def run() -> None:
+        try:
+            with chromium() as browser:
+                context = browser.new_context(viewport=VIEWPORT)
+                context.set_offline(True)
+                requests: list[str] = []
+
+                def route(r):
+                    if r.request.url.startswith("file://"):
+                        r.continue_()
+                    else:
+                        requests.append(r.request.url)
+                        r.abort()
+
+                context.route("**/*", route)
+                page = context.new_page()
+                page.on("request", lambda req: None if req.url.startswith(("file://", "data:"))
+                        else requests.append(req.url))
+                errors: list[str] = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.set_default_timeout(60_000)
+                try:
+                    story(page, requests, errors)
+                finally:
+                    with contextlib.suppress(Exception):
+                        context.close()
+        except BaseException as exc:       # handed to the test's own thread
+            failure.append(exc)
+
+    t = threading.Thread(target=run, name="deck-browser")
+    t.start()
+    t.join()
+    if failure:
+        raise failure[0]
 
 
 def _wait_slide(page, k: int) -> dict:
@@ -72,8 +89,11 @@ def _wait_slide(page, k: int) -> dict:
     return page.evaluate(CURRENT)
 
 
-def test_deck_from_disk_with_no_network(offline_page, deck_file):
-    page, requests, errors = offline_page
+def test_deck_from_disk_with_no_network(deck_file):
+    in_own_thread(lambda page, requests, errors: _deck_story(page, requests, errors, deck_file))
+
+
+def _deck_story(page, requests, errors, deck_file):
     page.goto(deck_file.as_uri())
     n = len(wk.STEPS)
     assert page.locator("section.slide").count() == n
@@ -141,11 +161,14 @@ def test_deck_from_disk_with_no_network(offline_page, deck_file):
     assert errors == []
 
 
-def test_the_request_recorder_sees_a_request(offline_page, tmp_path):
+def test_the_request_recorder_sees_a_request(tmp_path):
     # the same page setup records a file that does ask the network (so a clean run above means something)
-    page, requests, _ = offline_page
     probe = tmp_path / "probe.html"
     probe.write_text('<!doctype html><img src="http://deck-probe.invalid/x.png"><p>probe</p>', encoding="utf-8")
-    page.goto(probe.as_uri())
-    page.wait_for_function("() => document.querySelector('img').complete")
-    assert any("deck-probe.invalid" in u for u in requests)
+
+    def story(page, requests, _errors):
+        page.goto(probe.as_uri())
+        page.wait_for_function("() => document.querySelector('img').complete")
+        assert any("deck-probe.invalid" in u for u in requests)
+
+    in_own_thread(story)
