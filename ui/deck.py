@@ -502,6 +502,7 @@ def make_parser() -> argparse.ArgumentParser:
                                 "and KaTeX inlined). The flags are those of `python -m model step`; without "
                                 "--hardware/--model (or their fields) the app's default chip and model are used.")
     by_dest = {a.dest: a for a in step._actions}
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)   # step's; refused with a reason
     p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument("--batch", type=by_dest["batch"].type, default=None,
                    help="batch B (one value ≥ 1; default: the app's 64)")
