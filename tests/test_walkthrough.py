@@ -3,6 +3,7 @@ the step and presentation mode in the URL, the client-side sweep."""
 
 from __future__ import annotations
 
+import base64
 import re
 
 import numpy as np
@@ -218,3 +219,60 @@ def test_balance_step_says_so_when_nothing_fits():
     # Llama 3.1 70B at bf16 on one H100: 141 GB of weights in 80 GB of HBM — no batch fits.
     shown = wk.step_balance(_view(chips=1))
     assert "not even B = 1 fits" in shown.sentence and "nan" not in shown.sentence
+
+
+# ---------------------------------------------------------------- stage kit: the audience QR code, the deck button
+
+def _qr(at) -> tuple[str, str] | None:
+    """(the link the QR code says it carries, the SVG) — or None when no QR code is on the page."""
+    for h in at.get("html"):
+        m = re.search(r'<div class="wk-qr" data-link="([^"]*)"><img src="data:image/svg\+xml;base64,([^"]+)"',
+                      h.proto.body)
+        if m:
+            return m.group(1).replace("&amp;", "&"), base64.b64decode(m.group(2)).decode()
+    return None
+
+
+def test_presentation_qr_code_carries_the_share_link_of_a_non_default_view():
+    from urllib.parse import parse_qs, urlsplit
+
+    from ui import qr
+
+    query = {"chip": "gb200", "model": "deepseek-v3", "b": "256", "ctx": "32768", "wk_step": "3", "wk_present": "1"}
+    at = app(query, page="walkthrough")
+    assert_clean(at)
+    assert _qr(at) is None                                         # hidden until asked for
+    at.button(key="wk_qr_button").click().run()
+    assert_clean(at)
+    link, svg = _qr(at)
+    # the link is the share link: every non-default dial of this view, and nothing else
+    assert {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()} == query
+    # the code drawn is that link's QR code, module for module (quiet zone included)
+    drawn = qr.svg_matrix(svg)
+    assert drawn == qr.matrix(link)
+    assert drawn != qr.matrix(link.replace("wk_step=3", "wk_step=4"))
+    # a step taken with the QR code up: the code follows in the same run (not the previous step's link)
+    at.button(key="wk_next").click().run()
+    link, svg = _qr(at)
+    assert parse_qs(urlsplit(link).query)["wk_step"] == ["4"] and qr.svg_matrix(svg) == qr.matrix(link)
+    at.button(key="wk_qr_button").click().run()                     # the same button (or q) hides it
+    assert _qr(at) is None
+
+
+def test_qr_button_only_in_presentation_mode_and_the_deck_button_everywhere():
+    at = app({"wk_step": "2"}, page="walkthrough")
+    assert_clean(at)
+    assert "wk_qr_button" not in [b.key for b in at.button]
+    labels = [d.label for d in at.get("download_button")]
+    assert "⬇ Download deck" in labels
+    at = app({"wk_present": "1"}, page="walkthrough")
+    assert "wk_qr_button" in [b.key for b in at.button]
+
+
+def test_qr_module_reader_matches_segno():
+    # svg_matrix reads segno's SVG path back; a 21 × 21 version-1 code plus a 4-module quiet zone is 29 wide
+    from ui import qr
+
+    m = qr.svg_matrix(qr.svg("A"))
+    assert len(m) == len(m[0]) == 29 and m == qr.matrix("A")
+    assert m[4][4:11] == [1] * 7                                    # the top-left finder pattern's first row

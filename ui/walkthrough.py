@@ -8,8 +8,10 @@ returning a `Shown`; `STEPS` orders them as the lecture does.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,6 +86,8 @@ class Step:
     page: str                           # the chapter page's script (for st.page_link)
     build: Callable[[View], Shown]
     play: str = ""                      # the quantity the chart can sweep ("batch", "context", "rate", "hold time")
+    dial: str = ""                      # the sidebar dial ("batch" or "context") the offline deck's slider scrubs
+                                        # (ui/deck.py rebuilds the step at each of its positions); "" = the sweep
 
     @property
     def video_url(self) -> str:
@@ -111,11 +115,26 @@ def _inside(v: np.ndarray, ax: dict) -> np.ndarray:
     return (w > lo + pad) & (w < hi - pad)
 
 
+_PLAY = contextvars.ContextVar("walkthrough_play", default=True)
+
+
+@contextlib.contextmanager
+def without_play() -> Iterator[None]:
+    """Build steps without the ▶ sweep (the offline deck rebuilds a step per dial position instead)."""
+    token = _PLAY.set(False)
+    try:
+        yield
+    finally:
+        _PLAY.reset(token)
+
+
 def with_play(fig: go.Figure, x: np.ndarray, y: np.ndarray, *, label: str, unit: str, axis: str = "",
               fmt: Callable[[float], str] = number) -> go.Figure:
     """Add a client-side sweep: a marker that runs along (x, y) with Play/Pause buttons (Plotly frames).
 
     `fmt` writes the swept value beside the marker (65,536; 200k; 5 min)."""
+    if not _PLAY.get():
+        return fig
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & (y > 0)
@@ -604,19 +623,19 @@ def step_context(view: View) -> Shown:
 
 STEPS: list[Step] = [
     Step("floor", "Batch and the latency floor", 0, "How batch size affects token cost and speed",
-         "views/batch.py", step_floor, play="batch"),
+         "views/batch.py", step_floor, play="batch", dial="batch"),
     Step("balance", "The balance batch: ≈ 300 × sparsity", 0, "How batch size affects token cost and speed",
-         "views/batch.py", step_balance, play="batch"),
+         "views/batch.py", step_balance, play="batch", dial="batch"),
     Step("fast", "Fast mode: speed for price", 0, "How batch size affects token cost and speed",
-         "views/fast_mode.py", step_fast),
+         "views/fast_mode.py", step_fast, dial="context"),
     Step("kv", "The KV-cache crossover", 0, "How batch size affects token cost and speed",
-         "views/kv_cache.py", step_kv, play="context"),
+         "views/kv_cache.py", step_kv, play="context", dial="batch"),
     Step("moe", "MoE on a rack", 1919, "How MoE models are laid out across GPU racks",
-         "views/moe_layout.py", step_moe),
+         "views/moe_layout.py", step_moe, dial="batch"),
     Step("pipeline", "Pipelining: capacity, not bandwidth", 2822, "How pipeline parallelism spreads layers",
-         "views/pipelining.py", step_pipeline),
+         "views/pipelining.py", step_pipeline, dial="context"),
     Step("scaleup", "Scale-up generations: bigger racks buy bandwidth", 1919,
-         "How MoE models are laid out across GPU racks", "views/scale_up.py", step_scaleup),
+         "How MoE models are laid out across GPU racks", "views/scale_up.py", step_scaleup, dial="batch"),
     Step("training", "Over-training: ≈ 100× past Chinchilla", 4729, "RL and ~100× over-training beyond Chinchilla",
          "views/training.py", step_training, play="rate"),
     Step("prices", "Prices decoded: a price tier reads out the KV", 5572,
@@ -626,5 +645,5 @@ STEPS: list[Step] = [
          play="hold time"),
     Step("context", "Context limits: why context stalled near 100–200k", 5572,
          "Deducing long-context memory costs from API pricing", "views/context_limits.py", step_context,
-         play="context"),
+         play="context", dial="batch"),
 ]

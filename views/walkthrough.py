@@ -5,9 +5,11 @@ that step; `wk_present=1` hides the app's chrome and enlarges the type for a pro
 a sweep have a ▶ button that runs the batch (or context) across the curve in the browser.
 """
 
+import html
+
 import streamlit as st
 
-from ui import export
+from ui import deck, dials, export, qr
 from ui.dials import choice_dial, page_dial
 from ui.view import current_view, show_view_notes, system_caption
 from ui.walkthrough import STEPS
@@ -43,6 +45,33 @@ def _jump() -> None:
     ss["wk_step"] = int(ss["_wk_jump"])
 
 
+def _toggle_qr() -> None:
+    ss[QR_KEY] = not ss.get(QR_KEY, False)
+
+
+QR_KEY = "_wk_qr"        # session only, not a URL dial: the audience's copy of the link opens without it
+QR_CSS = """
+<style>
+.wk-qr { display: flex; flex-direction: column; align-items: center; gap: 0.6rem; margin: 0.5rem 0 1.5rem; }
+.wk-qr img { width: min(78vh, 92vw); height: auto; display: block; image-rendering: pixelated; }
+.wk-qr p { font-size: 1.4rem; word-break: break-all; text-align: center; margin: 0; }
+</style>
+"""
+
+
+def audience_qr(title: str) -> None:
+    """The share link of what is on screen now, as a QR code big enough to read from the back of a room
+    (78 % of the screen's height: on a 2 m projection ≈ 1.5 m, read by a phone ~10 m away)."""
+    # The app writes the URL after the page: write it now (and judge this page's URL keys first, as the
+    # app would), so the link holds a step the buttons changed in this very run.
+    dials.note_unknown_page_keys()
+    dials.write_url()
+    link = dials.share_link()
+    # as an <img> of the SVG: st.html's sanitiser drops inline <svg> (checked in Chromium)
+    st.html(QR_CSS + f'<div class="wk-qr" data-link="{html.escape(link)}"><img src="{qr.svg_data_uri(link, title)}" '
+            f'alt="QR code of this view\'s link"><p>Scan for this view: {html.escape(link)}</p></div>')
+
+
 view = current_view()
 present = int(ss["wk_present"]) == 1
 if present:
@@ -51,7 +80,7 @@ if present:
 k = int(ss["wk_step"])
 step = STEPS[k - 1]
 
-top = st.columns([1, 1, 5, 2.2])
+top = st.columns([1, 1, 5, 2.2, 1.3] if present else [1, 1, 5, 2.2])
 top[0].button("← Back", key="wk_prev", shortcut="Left", disabled=k == 1, on_click=_go, args=(k - 1,),
               help="Previous step (← key)")
 top[1].button("Next →", key="wk_next", shortcut="Right", disabled=k == N, on_click=_go, args=(k + 1,),
@@ -65,7 +94,13 @@ top[3].toggle("Presentation mode", key="wk_present_toggle", value=present,
               help="Hides the sidebar and the app's header and enlarges the type. In a link: wk_present=1.",
               on_change=lambda: ss.__setitem__("wk_present", 1 if ss["wk_present_toggle"] else 0))
 
+if present:
+    top[4].button("QR code", key="wk_qr_button", shortcut="q", on_click=_toggle_qr, type="secondary",
+                  help="Show or hide a QR code of this view's link for the audience (q key).")
+
 st.title(f"{k}. {step.title}")
+if present and ss.get(QR_KEY):
+    audience_qr(f"Step {k}: {step.title}")
 if not present:
     st.caption(system_caption(view))
     show_view_notes(view)
@@ -87,9 +122,15 @@ for tex in shown.latex:
     st.latex(tex)
 
 h, m_, s_ = step.video_s // 3600, step.video_s % 3600 // 60, step.video_s % 60
-links = st.columns([2, 2, 3])
+links = st.columns([2, 2, 2, 3])
 links[0].link_button(f"▶ The lecture at {h:d}:{m_:02d}:{s_:02d}", step.video_url,
                      help=f"Chapter: {step.chapter} (Dwarkesh Podcast, Reiner Pope, 2026).")
 links[1].page_link(step.page, label="Open the chapter page →")
-links[2].caption(f"Step {k} of {N} · ← / → to move · the address bar holds this step"
-                 + (" · presentation mode" if present else ""))
+links[2].download_button("⬇ Download deck", data=lambda: deck.build_html(view), key="wk_deck",
+                         file_name=f"roofline-walkthrough-{view.chip_key}-{view.model_key}.html", mime="text/html",
+                         on_click="ignore",
+                         help="Every step of this walkthrough, from these dials, as one HTML file that needs no "
+                              "network: ← / → to move, a slider in each chart scrubs the batch or the context. "
+                              "Same as `python -m ui.deck --out talk.html` with the model CLI's flags.")
+links[3].caption(f"Step {k} of {N} · ← / → to move · the address bar holds this step"
+                 + (" · presentation mode · q: QR code of this view" if present else ""))
