@@ -156,27 +156,70 @@ class Run:
         return next((s for s in self.of("slider") if s.label.startswith(label)), None)
 
 
+def slider_value(s, held: tuple | None = None) -> tuple:
+    """The value a browser shows for a Slider proto (st.slider or st.select_slider): the one the app
+    sets (`set_value`), else the one the browser already holds for that widget, else the default."""
+    if s.set_value:
+        return tuple(s.raw_value) if s.options and s.raw_value else tuple(s.value)
+    if held is not None:
+        return held
+    return tuple(s.options[int(i)] for i in s.default) if s.options else tuple(s.default)
+
+
 class Client:
     """One browser-like session over the websocket.  `async with Client(url) as c: run = await c.rerun()`.
 
     Keeps what a browser keeps between runs: the widget states it has set, the page it is on and the
-    query string the app last wrote (sent back with every rerun, as the frontend does).
+    query string the app last wrote (sent back with every rerun, as the frontend does), and cookies:
+    behind deploy/'s haproxy, the websocket upgrade's SERVERID cookie (sent back on a reconnect, so the
+    session sticks to its replica) and `replica`, the X-Roofline-Replica header naming the replica
+    haproxy chose.
     """
 
-    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S):
+    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S, cookies: dict[str, str] | None = None):
         self.ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         self.timeout_s = timeout_s
+        self.cookies: dict[str, str] = dict(cookies or {})
+        self.replica: str | None = None
         self.ws = None
         self.widgets: dict[str, WidgetState] = {}
+        self.held: dict[str, tuple] = {}          # slider id → the value the browser shows
         self.positions: dict[str, int] = {}      # select_slider id → option index last sent
         self.page_hash = ""
         self.query_string = ""
         self.pages: list[Page] = []
         self.last: Run | None = None
 
-    async def __aenter__(self) -> Client:
+    async def connect(self) -> None:
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else None
         self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
-                                           open_timeout=self.timeout_s)
+                                           open_timeout=self.timeout_s, additional_headers=headers)
+        got = self.ws.response.headers
+        self.replica = got.get("X-Roofline-Replica")
+        for c in got.get_all("Set-Cookie"):
+            name, _, rest = c.partition("=")
+            self.cookies[name.strip()] = rest.split(";")[0].strip()
+
+    async def reconnect(self) -> None:
+        """A new websocket (a new server session), as a browser opens one after losing the old.
+
+        The widget states are dropped, so the next run rebuilds the view from the query string alone
+        (stricter than the frontend, which also resends its widget states): what any replica restores."""
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        self.widgets.clear()
+        self.positions.clear()
+        self.held.clear()
+        await self.connect()
+
+    def view(self) -> dict[str, tuple]:
+        """label → the value each slider of the last run shows (as a browser would)."""
+        if self.last is None:
+            return {}
+        return {s.label: self.held.get(s.id, slider_value(s)) for s in self.last.of("slider")}
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -199,6 +242,8 @@ class Client:
         await self.ws.send(msg.SerializeToString())
         run = await asyncio.wait_for(self._receive(t0), self.timeout_s)
         self.last = run
+        for sl in run.of("slider"):
+            self.held[sl.id] = slider_value(sl, self.held.get(sl.id))
         return run
 
     async def _receive(self, t0: float) -> Run:
@@ -255,6 +300,7 @@ class Client:
         w.string_array_value.data.append(options[j])
         self.widgets[s.id] = w
         self.positions[s.id] = j
+        self.held[s.id] = (options[j],)
         return await self.rerun()
 
 
