@@ -133,7 +133,7 @@ def test_the_template_renders_a_configuration_haproxy_accepts(haproxy, tmp_path)
     assert setting(backend, "default-server").split()[1] == "check"
     assert setting(backend, "cookie ").split()[1:5] == ["SERVERID", "insert", "indirect", "nocache"]
     assert setting(backend, "option httpchk") == "option httpchk GET /_stcore/health"
-    assert setting(backend, "http-check expect") == "http-check expect string ok"
+    assert setting(backend, "http-check expect") == "http-check expect rstring ^ok$"
     assert setting(defaults, "option redispatch").startswith("option redispatch")
     assert int(setting(defaults, "retries").split()[1]) >= 1
     assert seconds(setting(defaults, "timeout tunnel").split()[2]) >= 3600      # an idle websocket stays
