@@ -218,6 +218,23 @@ class Balancer:
         return {row["svname"]: row for row in self.stats()
                 if row.get("pxname") == "replicas" and row.get("svname") not in ("FRONTEND", "BACKEND")}
 
+    def check_settings(self) -> dict[str, float]:
+        """inter, fastinter (seconds) and fall of the replicas' health checks, from the config's default-server."""
+        line = next(x.split() for x in self.config.read_text().splitlines() if x.strip().startswith("default-server"))
+        unit = {"ms": 1e-3, "s": 1.0, "m": 60.0}
+
+        def secs(word: str) -> float:
+            num = word.rstrip("ms")
+            return float(num) * unit[word[len(num):] or "ms"]
+        return {"inter": secs(line[line.index("inter") + 1]), "fastinter": secs(line[line.index("fastinter") + 1]),
+                "fall": float(line[line.index("fall") + 1])}
+
+    def detection_bound_s(self) -> float:
+        """Longest a dead replica stays UP: the next check comes within `inter`, then fall − 1 more `fastinter`
+        apart (a refused connection fails a check at once)."""
+        c = self.check_settings()
+        return c["inter"] + (c["fall"] - 1) * c["fastinter"]
+
     def wait_status(self, name: str, status: str, timeout_s: float = 60.0) -> dict[str, str]:
         """Poll until haproxy reports replica `name` in `status` ("UP", "DOWN"); its stats row then."""
         deadline = time.monotonic() + timeout_s
