@@ -2,6 +2,8 @@
 
     python bench/bench_load.py                                   # 20 sessions × 60 s, 2 waves: about 6 min
     python bench/bench_load.py --sessions 3 --seconds 10 --waves 1   # smoke run, about 1 min
+    python bench/bench_load.py --replicas 2 --kill-one           # 40 sessions through haproxy: 1 vs 2 replicas,
+                                                                 # then 2 with one killed half-way (about 4 min)
 
 Each session is a Streamlit websocket client speaking the browser's own protocol (BackMsg / ForwardMsg
 protobufs from `streamlit.proto` over `/_stcore/stream`, with the `websockets` package Streamlit itself
@@ -25,7 +27,15 @@ its peak during each wave and after each wave's sessions closed and were dropped
 after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / the
 sessions run in between: a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal
 p95, memory flat.  Nothing asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions,
-≤ 600 s per wave, ≤ 4 waves, localhost only.
+≤ 600 s per wave, ≤ 4 waves, ≤ 16 replicas, localhost only.
+
+--replicas N (issue 12): the app only, through haproxy as deploy/serve.py runs it, first with one
+replica, then with N (40 sessions by default); target: N = 2 replicas' slider p95 ≤ half of one
+replica's.  --kill-one adds a wave through the N replicas in which one is killed half-way: printed are
+how long haproxy took to mark it DOWN against the bound its health checks imply, the connections it
+still sent there, the survivor's sessions' errors (target 0), and for the killed replica's sessions
+how many reconnected through haproxy onto a survivor with their view intact — the same page, query
+string and slider values, rebuilt from the URL alone — and every failed interaction.
 """
 
 from __future__ import annotations
@@ -360,7 +370,7 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
     log = SessionLog()
     stats.logs.append(log)
     c = Client(url)
-    good: tuple[dict, str] | None = None         # (view, query string) after the last completed run
+    good: tuple[dict, str, str] | None = None    # (view, query string, page) after the last completed run
 
     def fail(msg: str) -> None:
         stats.errors.append(f"{stats.name}{f' [{c.replica}]' if c.replica else ''} {msg}")
@@ -374,7 +384,7 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
         for p in problems:
             fail(f"/{page}: {p}")
         log.interactions += 1
-        good = (c.view(), c.query_string)
+        good = (c.view(), c.query_string, page)
 
     async def restore(page: str) -> Run:
         lost_on = c.replica
@@ -390,15 +400,20 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
             raise ConnectionError(f"gave up reconnecting after {RECONNECT_TRIES} tries")
         log.reconnects += 1
         log.now = c.replica
-        if good:
-            view, query = good
-            if (c.view(), c.query_string) == (view, query):
-                log.restored += 1
-            else:
-                diff = {k: (view.get(k), v) for k, v in c.view().items() if view.get(k) != v}
-                fail(f"/{page}: view not restored on {c.replica} after losing {lost_on}: "
-                     f"query {query!r} → {c.query_string!r}, sliders {diff}")
-        check(run, page)
+        if not good:
+            check(run, page)
+            return run
+        view, query, last_page = good                 # the view before the loss: c.page_hash is still its page
+        if (c.view(), c.query_string) == (view, query):
+            log.restored += 1
+        else:
+            diff = {k: (view.get(k), v) for k, v in c.view().items() if view.get(k) != v}
+            fail(f"/{last_page}: view not restored on {c.replica} after losing {lost_on}: "
+                 f"query {query!r} → {c.query_string!r}, sliders {diff}")
+        check(run, last_page)
+        if page != last_page:                         # the loss came while opening `page`: open it again
+            run = await c.rerun(page)
+            check(run, page)
         return run
 
     async def interact(page: str, ask) -> tuple[Run, bool]:
@@ -699,7 +714,7 @@ def report_replicas(args, stats: dict[str, Stats], failover: Stats | None, ev: d
 
     rows = []
     print("rerun sent → script_finished received, through haproxy (ms)")
-    for s in [*stats.values(), *([failover] if failover else [])]:
+    for s in [*(s for s in stats.values() if s.sessions), *([failover] if failover else [])]:
         p50, p95 = pct(s.slider_s, 50) * 1e3, pct(s.slider_s, 95) * 1e3
         rows.append((s, p50, p95, pct(s.page_s, 95) * 1e3))
         print(f"  {s.name:<24} {s.sessions} sessions ({split(s)}), {s.interactions} interactions: slider p50 "
