@@ -195,7 +195,6 @@ class Client:
         self.ws = None
         self.widgets: dict[str, WidgetState] = {}
         self.held: dict[str, tuple] = {}          # slider id → the value the browser shows
-        self.positions: dict[str, int] = {}      # select_slider id → option index last sent
         self.page_hash = ""
         self.query_string = ""
         self.pages: list[Page] = []
@@ -219,7 +218,6 @@ class Client:
         with contextlib.suppress(Exception):
             await self.ws.close()
         self.widgets.clear()
-        self.positions.clear()
         self.held.clear()
         await self.connect()
 
@@ -301,12 +299,8 @@ class Client:
         if s is None:
             raise LookupError(f"no slider {label!r} on this page")
         options = list(s.options)
-        if s.id in self.positions:
-            i = self.positions[s.id]
-        elif s.set_value and s.raw_value:
-            i = options.index(s.raw_value[0]) if s.raw_value[0] in options else 0
-        else:
-            i = int(s.default[0]) if s.default else 0
+        shown = self.held.get(s.id, slider_value(s))       # where the browser shows the thumb
+        i = options.index(shown[0]) if shown and shown[0] in options else int(s.default[0]) if s.default else 0
         step = step if step is not None else 1
         j = i + step
         if not 0 <= j < len(options):
@@ -315,7 +309,6 @@ class Client:
         w = WidgetState(id=s.id)
         w.string_array_value.data.append(options[j])
         self.widgets[s.id] = w
-        self.positions[s.id] = j
         self.held[s.id] = (options[j],)
         return await self.rerun()
 
@@ -388,6 +381,9 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
 
     async def restore(page: str) -> Run:
         lost_on = c.replica
+        # What the browser shows at the loss: its sliders (an in-flight move included) and its address
+        # bar (which the interrupted run may already have rewritten).
+        shown, address = c.view(), c.query_string
         for attempt in range(RECONNECT_TRIES):
             await asyncio.sleep(min(RECONNECT_BACKOFF_S * 2 ** attempt, 2.0))
             try:
@@ -403,11 +399,19 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
         if not good:
             check(run, page)
             return run
-        view, query, last_page = good                 # the view before the loss: c.page_hash is still its page
-        if (c.view(), c.query_string) == (view, query):
+        # The view to expect: the last completed run's (c.page_hash is still its page) — unless the
+        # interrupted run had already written its URL, which then holds that interaction's state.
+        view, query, last_page = good
+        if address != query and page == last_page:    # a move whose URL arrived: the moved view
+            view, query = shown, address
+        elif address != query:                        # a page opened half-way: the sidebar must survive
+            view = {k: v for k, v in view.items() if k in c.view()}
+            query = c.query_string
+        got = {k: v for k, v in c.view().items() if k in view}
+        if (got, c.query_string) == (view, query):
             log.restored += 1
         else:
-            diff = {k: (view.get(k), v) for k, v in c.view().items() if view.get(k) != v}
+            diff = {k: (view.get(k), v) for k, v in got.items() if view.get(k) != v}
             fail(f"/{last_page}: view not restored on {c.replica} after losing {lost_on}: "
                  f"query {query!r} → {c.query_string!r}, sliders {diff}")
         check(run, last_page)
