@@ -356,17 +356,21 @@ def main(argv: list[str] | None = None) -> int:
         with replicas(app=args.app, cwd=ROOT, ports=ports, extra_args=extra, logdir=workdir) as reps, \
                 balancer(reps, port=args.port, host=args.host, stats_port=args.stats_port, inter=args.inter,
                          workdir=workdir, output=sys.stdout.fileno()) as lb:
-            print(f"roofline on http://{args.host}:{args.port}  ({len(reps)} replicas UP; haproxy status "
-                  f"{lb.stats_url}; config {lb.config}).  Ctrl-C stops everything.", flush=True)
+            for r in reps:
+                print(f"  replica {r.name}: {r.url} (pid {r.proc.pid}, log {r.log})")
+            print(f"  haproxy: pid {lb.proc.pid}, config {lb.config}, status page {lb.stats_url}")
+            print(f"roofline on http://{args.host}:{args.port} with {len(reps)} replicas UP.  "
+                  f"Ctrl-C stops everything.", flush=True)
             while True:                                     # supervise
                 if lb.proc.poll() is not None:
                     print(f"serve.py: haproxy exited with code {lb.proc.returncode}; stopping", file=sys.stderr)
                     return 1
                 for r in reps:
                     if not r.alive and time.monotonic() - r.started > 5.0:
-                        print(f"serve.py: replica {r.name} exited with code {r.proc.returncode}; "
-                              f"starting it again (log {r.log})", file=sys.stderr, flush=True)
+                        code = r.proc.returncode
                         r.start()
+                        print(f"serve.py: replica {r.name} exited with code {code}; started it again "
+                              f"(pid {r.proc.pid})", file=sys.stderr, flush=True)
                 time.sleep(1.0)
     except KeyboardInterrupt:
         print("\nstopping haproxy and the replicas…", flush=True)

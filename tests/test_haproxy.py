@@ -26,10 +26,14 @@ check counters, and every wait is bounded only so that a broken setup fails inst
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -38,7 +42,7 @@ import websockets
 import yaml
 
 from bench.bench_load import Client
-from deploy.serve import ROOT, Replica, check_config, cluster, haproxy_path, render_config
+from deploy.serve import ROOT, Replica, check_config, cluster, free_port, haproxy_path, render_config
 
 DEPLOY = ROOT / "deploy"
 FRESH_CLIENTS = 6
@@ -331,3 +335,73 @@ def test_k8s_ingress_has_cookie_affinity_and_websocket_timeouts_and_targets_the_
     backends = [p["backend"]["service"] for r in ing["spec"]["rules"] for p in r["http"]["paths"]]
     assert backends and all(b["name"] == svc["metadata"]["name"] for b in backends)
     assert all(b["port"]["name"] in {p["name"] for p in svc["spec"]["ports"]} for b in backends)
+
+
+# ---------------------------------------------------------------- the script itself
+
+def consecutive_free_ports(n: int) -> int:
+    """The first of n consecutive ports of 127.0.0.1 that are free now (serve.py numbers replicas so)."""
+    for _ in range(100):
+        first = free_port()
+        socks = []
+        try:
+            for p in range(first, first + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", p))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
+def test_serve_script_starts_supervises_and_stops_everything(haproxy, tmp_path):
+    """`python deploy/serve.py`: up behind haproxy; a killed replica is started again and taken back;
+    SIGTERM stops haproxy and every replica's whole process group, and the script exits 0."""
+    port, stats_port, first = free_port(), free_port(), consecutive_free_ports(2)
+    out = tmp_path / "serve.out"
+    with open(out, "wb") as f:
+        proc = subprocess.Popen([sys.executable, str(DEPLOY / "serve.py"), "--replicas", "2", "--host", "127.0.0.1",
+                                 "--port", str(port), "--replica-port", str(first), "--stats-port", str(stats_port),
+                                 "--workdir", str(tmp_path / "work")],
+                                stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def wait_for(pattern: str) -> re.Match:
+        deadline = time.monotonic() + 120
+        while not (m := re.search(pattern, out.read_text(errors="replace"))):
+            assert proc.poll() is None, f"serve.py exited with {proc.returncode}:\n{out.read_text()}"
+            assert time.monotonic() < deadline, f"no {pattern!r} in:\n{out.read_text()}"
+            time.sleep(0.1)
+        return m
+
+    pids: dict[str, int] = {}
+    try:
+        wait_for(r"with 2 replicas UP")
+        text = out.read_text()
+        pids.update({m[1]: int(m[2]) for m in re.finditer(r"replica (r\d): http://\S+ \(pid (\d+)", text)})
+        pids["haproxy"] = int(re.search(r"haproxy: pid (\d+)", text)[1])
+        assert set(pids) == {"r1", "r2", "haproxy"}, text
+        url = f"http://127.0.0.1:{port}"
+        assert {fetch(url + "/", cookie=name)[1] for name in ("r1", "r2")} == {"r1", "r2"}
+
+        os.killpg(pids["r2"], signal.SIGKILL)              # a crash: serve.py starts it again
+        pids["r2 again"] = int(wait_for(r"replica r2 exited with code -9; started it again \(pid (\d+)\)")[1])
+        deadline = time.monotonic() + 120
+        while fetch(url + "/", cookie="r2")[1] != "r2":    # haproxy takes it back once its checks pass
+            assert time.monotonic() < deadline, "r2 never came back"
+            time.sleep(0.2)
+
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, out.read_text()
+        for pid in pids.values():                          # every process group is gone
+            with pytest.raises(ProcessLookupError):
+                os.killpg(pid, 0)
+        assert "stopping haproxy and the replicas" in out.read_text()
+    finally:                                               # whatever failed, leave nothing running
+        for pid in [proc.pid, *pids.values()]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        proc.wait()
