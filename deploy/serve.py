@@ -149,6 +149,20 @@ class Replica:
             self.proc.wait()
 
 
+def stop_all(reps: Sequence[Replica], grace_s: float = GRACE_S) -> None:
+    """SIGTERM every replica's process group at once, then wait; SIGKILL those still running after grace_s."""
+    for r in reps:
+        if r.alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(r.proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for r in reps:
+        if r.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                r.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        r.stop(grace_s=1.0)                      # SIGKILL what is left
+
+
 @contextlib.contextmanager
 def replicas(n: int | None = None, app: str | Path = "app.py", cwd: str | Path = ROOT,
              ports: Sequence[int] | None = None, base_port: int | None = None,
@@ -171,7 +185,7 @@ def replicas(n: int | None = None, app: str | Path = "app.py", cwd: str | Path =
         logdir.mkdir(parents=True, exist_ok=True)
         reps = [Replica(f"r{i + 1}", port, Path(app), cwd, logdir / f"r{i + 1}.log", env, tuple(extra_args))
                 for i, port in enumerate(ports)]
-        stack.callback(lambda: [r.stop() for r in reps])
+        stack.callback(stop_all, reps)
         for r in reps:
             r.start()
         for r in reps:
@@ -340,8 +354,14 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--replicas must be between 1 and 64")
 
     ports = [args.replica_port + i for i in range(args.replicas)]
+    app = Path(args.app)
+    if not app.is_absolute():                    # relative to where you are, else to the checkout
+        app = app.resolve() if app.exists() else ROOT / app
+    if not app.is_file():
+        print(f"serve.py: no Streamlit script at {app}", file=sys.stderr)
+        return 2
     if args.print_config:
-        reps = [Replica(f"r{i + 1}", p, Path(args.app), ROOT, Path(os.devnull), {}) for i, p in enumerate(ports)]
+        reps = [Replica(f"r{i + 1}", p, app, ROOT, Path(os.devnull), {}) for i, p in enumerate(ports)]
         print(render_config(reps, f"{args.host}:{args.port}", f"127.0.0.1:{args.stats_port}", args.inter), end="")
         return 0
     if haproxy_path() is None:
@@ -353,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(f"starting {args.replicas} replicas of {args.app} on 127.0.0.1:{ports[0]}…{ports[-1]} "
               f"(logs in {workdir})", flush=True)
-        with replicas(app=args.app, cwd=ROOT, ports=ports, extra_args=extra, logdir=workdir) as reps, \
+        with replicas(app=app, cwd=ROOT, ports=ports, extra_args=extra, logdir=workdir) as reps, \
                 balancer(reps, port=args.port, host=args.host, stats_port=args.stats_port, inter=args.inter,
                          workdir=workdir, output=sys.stdout.fileno()) as lb:
             for r in reps:
