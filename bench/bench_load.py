@@ -2,6 +2,8 @@
 
     python bench/bench_load.py                                   # 20 sessions × 60 s, 2 waves: about 6 min
     python bench/bench_load.py --sessions 3 --seconds 10 --waves 1   # smoke run, about 1 min
+    python bench/bench_load.py --replicas 2 --kill-one           # 40 sessions through haproxy: 1 vs 2 replicas,
+                                                                 # then 2 with one killed half-way (about 4 min)
 
 Each session is a Streamlit websocket client speaking the browser's own protocol (BackMsg / ForwardMsg
 protobufs from `streamlit.proto` over `/_stcore/stream`, with the `websockets` package Streamlit itself
@@ -25,7 +27,15 @@ its peak during each wave and after each wave's sessions closed and were dropped
 after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / the
 sessions run in between: a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal
 p95, memory flat.  Nothing asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions,
-≤ 600 s per wave, ≤ 4 waves, localhost only.
+≤ 600 s per wave, ≤ 4 waves, ≤ 16 replicas, localhost only.
+
+--replicas N (issue 12): the app only, through haproxy as deploy/serve.py runs it, first with one
+replica, then with N (40 sessions by default); target: N = 2 replicas' slider p95 ≤ half of one
+replica's.  --kill-one adds a wave through the N replicas in which one is killed half-way: printed are
+how long haproxy took to mark it DOWN against the bound its health checks imply, the connections it
+still sent there, the survivor's sessions' errors (target 0), and for the killed replica's sessions
+how many reconnected through haproxy onto a survivor with their view intact — the same page, query
+string and slider values, rebuilt from the URL alone — and every failed interaction.
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.protocol import State
 
 from bench.stats import pct, verdict
 from tests.browser import free_port, health, stop_process_group, streamlit_process
@@ -63,8 +74,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SLIDERS = ("Batch", "Context")       # sidebar select_sliders on every page of the app
 MOVES_PER_PAGE = 3
 RUN_TIMEOUT_S = 30.0
-TARGETS = {"p95_ratio": 1.5, "growth_mb_per_session": 0.5}
-LIMITS = {"sessions": 100, "seconds": 600.0, "waves": 4}
+TARGETS = {"p95_ratio": 1.5, "growth_mb_per_session": 0.5, "replica_p95_ratio": 0.5}
+LIMITS = {"sessions": 100, "seconds": 600.0, "waves": 4, "replicas": 16}
 
 # The baseline app (bench/minimal_app.py), written to a temp dir and served next to the app.
 MINIMAL_APP = (Path(__file__).resolve().parent / "minimal_app.py").read_text(encoding="utf-8")
@@ -156,27 +167,73 @@ class Run:
         return next((s for s in self.of("slider") if s.label.startswith(label)), None)
 
 
+def slider_value(s, held: tuple | None = None) -> tuple:
+    """The value a browser shows for a Slider proto (st.slider or st.select_slider): the one the app
+    sets (`set_value`), else the one the browser already holds for that widget, else the default."""
+    if s.set_value:
+        return tuple(s.raw_value) if s.options and s.raw_value else tuple(s.value)
+    if held is not None:
+        return held
+    return tuple(s.options[int(i)] for i in s.default) if s.options else tuple(s.default)
+
+
 class Client:
     """One browser-like session over the websocket.  `async with Client(url) as c: run = await c.rerun()`.
 
     Keeps what a browser keeps between runs: the widget states it has set, the page it is on and the
-    query string the app last wrote (sent back with every rerun, as the frontend does).
+    query string the app last wrote (sent back with every rerun, as the frontend does), and cookies:
+    behind deploy/'s haproxy, the websocket upgrade's SERVERID cookie (sent back on a reconnect, so the
+    session sticks to its replica) and `replica`, the X-Roofline-Replica header naming the replica
+    haproxy chose.
     """
 
-    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S):
+    def __init__(self, base_url: str, timeout_s: float = RUN_TIMEOUT_S, cookies: dict[str, str] | None = None):
         self.ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         self.timeout_s = timeout_s
+        self.cookies: dict[str, str] = dict(cookies or {})
+        self.replica: str | None = None
         self.ws = None
         self.widgets: dict[str, WidgetState] = {}
-        self.positions: dict[str, int] = {}      # select_slider id → option index last sent
+        self.held: dict[str, tuple] = {}          # slider id → the value the browser shows
         self.page_hash = ""
         self.query_string = ""
         self.pages: list[Page] = []
         self.last: Run | None = None
 
-    async def __aenter__(self) -> Client:
+    async def connect(self) -> None:
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else None
         self.ws = await websockets.connect(self.ws_url, subprotocols=["streamlit"], max_size=None,
-                                           open_timeout=self.timeout_s)
+                                           open_timeout=self.timeout_s, additional_headers=headers)
+        got = self.ws.response.headers
+        self.replica = got.get("X-Roofline-Replica")
+        for c in got.get_all("Set-Cookie"):
+            name, _, rest = c.partition("=")
+            self.cookies[name.strip()] = rest.split(";")[0].strip()
+
+    async def reconnect(self) -> None:
+        """A new websocket (a new server session), as a browser opens one after losing the old.
+
+        The widget states are dropped, so the next run rebuilds the view from the query string alone
+        (stricter than the frontend, which also resends its widget states): what any replica restores."""
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        self.widgets.clear()
+        self.held.clear()
+        await self.connect()
+
+    def view(self) -> dict[str, tuple]:
+        """label → the value each slider of the last run shows (as a browser would)."""
+        if self.last is None:
+            return {}
+        return {s.label: self.held.get(s.id, slider_value(s)) for s in self.last.of("slider")}
+
+    @property
+    def closed(self) -> bool:
+        """The websocket is gone (the server closed it or died), as the frontend would have noticed."""
+        return self.ws is None or self.ws.state is State.CLOSED
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
         return self
 
     async def __aexit__(self, *exc) -> None:
@@ -199,6 +256,8 @@ class Client:
         await self.ws.send(msg.SerializeToString())
         run = await asyncio.wait_for(self._receive(t0), self.timeout_s)
         self.last = run
+        for sl in run.of("slider"):
+            self.held[sl.id] = slider_value(sl, self.held.get(sl.id))
         return run
 
     async def _receive(self, t0: float) -> Run:
@@ -240,12 +299,8 @@ class Client:
         if s is None:
             raise LookupError(f"no slider {label!r} on this page")
         options = list(s.options)
-        if s.id in self.positions:
-            i = self.positions[s.id]
-        elif s.set_value and s.raw_value:
-            i = options.index(s.raw_value[0]) if s.raw_value[0] in options else 0
-        else:
-            i = int(s.default[0]) if s.default else 0
+        shown = self.held.get(s.id, slider_value(s))       # where the browser shows the thumb
+        i = options.index(shown[0]) if shown and shown[0] in options else int(s.default[0]) if s.default else 0
         step = step if step is not None else 1
         j = i + step
         if not 0 <= j < len(options):
@@ -254,11 +309,29 @@ class Client:
         w = WidgetState(id=s.id)
         w.string_array_value.data.append(options[j])
         self.widgets[s.id] = w
-        self.positions[s.id] = j
+        self.held[s.id] = (options[j],)
         return await self.rerun()
 
 
 # ---------------------------------------------------------------- load
+
+LOST = (OSError, websockets.exceptions.WebSocketException)   # a websocket that broke or could not open
+RECONNECT_TRIES = 8
+RECONNECT_BACKOFF_S = 0.1        # doubled per failed try, at most 2 s (the frontend backs off likewise)
+
+
+@dataclass
+class SessionLog:
+    """One session's story, for the replica modes: where haproxy put it and what happened to it."""
+
+    replica: str | None = None      # the replica its first websocket reached (X-Roofline-Replica)
+    now: str | None = None          # the replica it is on at the end
+    interactions: int = 0           # completed runs
+    errors: int = 0                 # failed interactions (see Stats.errors)
+    interrupted: int = 0            # interactions in flight when its replica died
+    reconnects: int = 0             # new websockets after losing one
+    restored: int = 0               # …whose first run showed the view from before the loss
+
 
 @dataclass
 class Stats:
@@ -269,6 +342,8 @@ class Stats:
     by_page: dict[str, list[float]] = field(default_factory=dict)     # page → slider-move seconds
     sessions: int = 0
     rss: dict[str, float] = field(default_factory=dict)
+    logs: list[SessionLog] = field(default_factory=list)
+    interrupted: list[str] = field(default_factory=list)              # interactions lost with a replica
 
     @property
     def interactions(self) -> int:
@@ -276,25 +351,102 @@ class Stats:
 
 
 async def session(url: str, pages: list[str], expect_charts: dict[str, int], deadline: float, think_s: float,
-                  rng: random.Random, stats: Stats) -> None:
-    """One user: open a page, move sliders MOVES_PER_PAGE times, next page … until `deadline`."""
+                  rng: random.Random, stats: Stats, recover: bool = False) -> None:
+    """One user: open a page, move sliders MOVES_PER_PAGE times, next page … until `deadline`.
+
+    With `recover` (behind haproxy), a lost websocket is what a browser does about it: open a new one
+    (through the balancer, still sending the old SERVERID cookie), ask for a run of the same page with
+    the URL's query string, and the view must be the one from before — checked, not assumed.  An
+    interaction in flight when the connection broke is counted as interrupted; a loss noticed while
+    the session was idle (as the frontend notices it) is repaired before the next interaction.
+    """
+    log = SessionLog()
+    stats.logs.append(log)
+    c = Client(url)
+    good: tuple[dict, str, str] | None = None    # (view, query string, page) after the last completed run
+
+    def fail(msg: str) -> None:
+        stats.errors.append(f"{stats.name}{f' [{c.replica}]' if c.replica else ''} {msg}")
+        log.errors += 1
+
     def check(run: Run, page: str) -> None:
+        nonlocal good
         problems = run.problems()
         if expect_charts.get(page, 0) > 0 and run.charts == 0:
             problems.append("no chart drawn")
-        stats.errors += [f"{stats.name} /{page}: {p}" for p in problems]
+        for p in problems:
+            fail(f"/{page}: {p}")
+        log.interactions += 1
+        good = (c.view(), c.query_string, page)
+
+    async def restore(page: str) -> Run:
+        lost_on = c.replica
+        # What the browser shows at the loss: its sliders (an in-flight move included) and its address
+        # bar (which the interrupted run may already have rewritten).
+        shown, address = c.view(), c.query_string
+        for attempt in range(RECONNECT_TRIES):
+            await asyncio.sleep(min(RECONNECT_BACKOFF_S * 2 ** attempt, 2.0))
+            try:
+                await c.reconnect()
+                run = await c.rerun() if good else await c.rerun(page)
+                break
+            except LOST as e:
+                fail(f"/{page}: reconnect {attempt + 1} after losing {lost_on} failed ({type(e).__name__}: {e})")
+        else:
+            raise ConnectionError(f"gave up reconnecting after {RECONNECT_TRIES} tries")
+        log.reconnects += 1
+        log.now = c.replica
+        if not good:
+            check(run, page)
+            return run
+        # The view to expect: the last completed run's (c.page_hash is still its page) — unless the
+        # interrupted run had already written its URL, which then holds that interaction's state.
+        view, query, last_page = good
+        if address != query and page == last_page:    # a move whose URL arrived: the moved view
+            view, query = shown, address
+        elif address != query:                        # a page opened half-way: the sidebar must survive
+            view = {k: v for k, v in view.items() if k in c.view()}
+            query = c.query_string
+        got = {k: v for k, v in c.view().items() if k in view}
+        if (got, c.query_string) == (view, query):
+            log.restored += 1
+        else:
+            diff = {k: (view.get(k), v) for k, v in got.items() if view.get(k) != v}
+            fail(f"/{last_page}: view not restored on {c.replica} after losing {lost_on}: "
+                 f"query {query!r} → {c.query_string!r}, sliders {diff}")
+        check(run, last_page)
+        if page != last_page:                         # the loss came while opening `page`: open it again
+            run = await c.rerun(page)
+            check(run, page)
+        return run
+
+    async def interact(page: str, ask) -> tuple[Run, bool]:
+        """(run, True) for a completed interaction; (restored run, False) when the websocket broke."""
+        if recover and c.closed:                  # lost while idle: the frontend reconnects by itself
+            return await restore(page), False
+        try:
+            run = await ask()
+        except LOST as e:
+            if not recover:
+                raise
+            log.interrupted += 1
+            stats.interrupted.append(f"{stats.name} [{c.replica}] /{page}: {type(e).__name__}: {e}")
+            return await restore(page), False
+        check(run, page)
+        return run, True
 
     order = pages[:]
     rng.shuffle(order)
     try:
-        async with Client(url) as c:
+        async with c:
+            log.replica = log.now = c.replica
             while time.monotonic() < deadline:
                 for page in order:
                     if time.monotonic() >= deadline:
                         return
-                    run = await c.rerun(page)
-                    stats.page_s.append(run.seconds)
-                    check(run, page)
+                    run, done = await interact(page, lambda page=page: c.rerun(page))
+                    if done:
+                        stats.page_s.append(run.seconds)
                     for _ in range(MOVES_PER_PAGE):
                         await asyncio.sleep(think_s * rng.uniform(0.5, 1.5))
                         if time.monotonic() >= deadline:
@@ -302,14 +454,17 @@ async def session(url: str, pages: list[str], expect_charts: dict[str, int], dea
                         labels = [lb for lb in SLIDERS if run.slider(lb) is not None]
                         if not labels:
                             break
-                        run = await c.move(rng.choice(labels), step=rng.choice((-1, 1)))
-                        stats.slider_s.append(run.seconds)
-                        stats.by_page.setdefault(page, []).append(run.seconds)
-                        check(run, page)
+                        label, step = rng.choice(labels), rng.choice((-1, 1))
+                        run, done = await interact(page, lambda label=label, step=step: c.move(label, step))
+                        if done:
+                            stats.slider_s.append(run.seconds)
+                            stats.by_page.setdefault(page, []).append(run.seconds)
     except TimeoutError:
-        stats.errors.append(f"{stats.name}: a run took longer than {RUN_TIMEOUT_S:g} s")
-    except (OSError, websockets.exceptions.WebSocketException) as e:
-        stats.errors.append(f"{stats.name}: connection lost ({type(e).__name__}: {e})")
+        fail(f"a run took longer than {RUN_TIMEOUT_S:g} s")
+    except ConnectionError as e:
+        fail(str(e))
+    except LOST as e:
+        fail(f"connection lost ({type(e).__name__}: {e})")
 
 
 async def discover(url: str) -> tuple[list[str], dict[str, int]]:
@@ -324,14 +479,19 @@ async def discover(url: str) -> tuple[list[str], dict[str, int]]:
 
 
 async def wave(url: str, pages: list[str], charts: dict[str, int], n: int, seconds: float, think_s: float,
-               seed: int, stats: Stats) -> None:
-    deadline = time.monotonic() + seconds
+               seed: int, stats: Stats, recover: bool = False, midway=None) -> None:
+    """n sessions for `seconds`; `midway`, a coroutine function, is awaited half-way through."""
+    t0 = time.monotonic()
+    deadline = t0 + seconds
     rng = random.Random(seed)
     tasks = []
     for _ in range(n):
         tasks.append(asyncio.create_task(session(url, pages, charts, deadline, think_s,
-                                                 random.Random(rng.random()), stats)))
+                                                 random.Random(rng.random()), stats, recover)))
         await asyncio.sleep(min(0.05, seconds / max(n, 1) / 10))   # staggered arrivals
+    if midway is not None:
+        await asyncio.sleep(max(0.0, t0 + seconds / 2 - time.monotonic()))
+        await midway()
     await asyncio.gather(*tasks)
     stats.sessions += n
 
@@ -359,18 +519,36 @@ class RssSampler:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sessions", type=int, default=20, help="concurrent sessions per wave (default 20)")
+    ap.add_argument("--sessions", type=int, default=None,
+                    help="concurrent sessions per wave (default 20; 40 with --replicas)")
     ap.add_argument("--seconds", type=float, default=60.0, help="length of each wave (default 60)")
-    ap.add_argument("--waves", type=int, default=2, help="waves per app (default 2; ≥ 2 measures growth)")
+    ap.add_argument("--waves", type=int, default=None,
+                    help="waves per app (default 2, ≥ 2 measures growth); with --replicas, waves per setup "
+                         "(default 1; 0 with --kill-one runs the failover wave only)")
     ap.add_argument("--think", type=float, default=0.5,
                     help="mean pause between a session's interactions, s (default 0.5; ×0.5…1.5 jitter)")
-    ap.add_argument("--ttl", type=float, default=2.0, help="server.disconnectedSessionTTL for both servers, s")
+    ap.add_argument("--ttl", type=float, default=2.0, help="server.disconnectedSessionTTL for every server, s")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--replicas", type=int, default=0,
+                    help="N ≥ 2: the app through haproxy (deploy/serve.py) with 1 replica, then with N; "
+                         "p95 compared (target: N replicas at most half of 1)")
+    ap.add_argument("--kill-one", action="store_true",
+                    help="with --replicas: one more wave through N replicas, one of them killed half-way")
     args = ap.parse_args(argv)
+    if args.sessions is None:
+        args.sessions = 40 if args.replicas else 20
+    if args.waves is None:
+        args.waves = 1 if args.replicas else 2
     for k in ("sessions", "seconds", "waves"):
         v = getattr(args, k)
-        if not 0 < v <= LIMITS[k]:
+        if not (0 < v or (k == "waves" and v == 0 and args.kill_one)) or v > LIMITS[k]:
             ap.error(f"--{k} must be > 0 and ≤ {LIMITS[k]:g}")
+    if args.replicas and not 2 <= args.replicas <= LIMITS["replicas"]:
+        ap.error(f"--replicas must be between 2 and {LIMITS['replicas']}")
+    if args.kill_one and not args.replicas:
+        ap.error("--kill-one needs --replicas N (N ≥ 2)")
+    if args.replicas:
+        return replicas_main(args)
 
     import plotly
     import streamlit
@@ -462,6 +640,144 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{os.cpu_count()} CPUs shared by the servers and the load generator; "
           f"p95 ratio app/minimal {ratio:.2f} (target ≤ {TARGETS['p95_ratio']:g}).")
     return 0
+
+
+# ---------------------------------------------------------------- replicas behind haproxy
+
+def replicas_main(args) -> int:
+    """--replicas N [--kill-one]: 1 replica vs N behind haproxy, then (optionally) N with one killed."""
+    from deploy.serve import balancer, haproxy_path, replicas
+
+    if haproxy_path() is None:
+        print("bench_load.py: haproxy not found; install Debian's package: apt-get install haproxy", file=sys.stderr)
+        return 2
+    import plotly
+    import streamlit
+
+    n = args.replicas
+    print(f"# Load bench, replicas — {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"streamlit {streamlit.__version__}, plotly {plotly.__version__}")
+    print(f"app.py through haproxy (deploy/serve.py): 1 replica, then {n}; {args.sessions} sessions × "
+          f"{args.seconds:g} s per wave, {args.waves} wave(s) per setup"
+          + (f", then a wave through {n} replicas with one killed half-way" if args.kill_one else "")
+          + f"; think time {args.think:g} s (×0.5…1.5), {MOVES_PER_PAGE} slider moves per page visit")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    t_start = time.perf_counter()
+    ttl = ("--server.disconnectedSessionTTL", f"{args.ttl:g}")
+    with replicas(n, ROOT / "app.py", ROOT, extra_args=ttl) as reps, balancer(reps[:1]) as one, \
+            balancer(reps) as many:
+        for r in reps:                                   # warm every replica: each page once
+            pages, charts = asyncio.run(discover(r.url))
+        print(f"app pages: {', '.join('/' + p for p in pages)}")
+        setups = {"1 replica": one, f"{n} replicas": many}
+        stats = {name: Stats(name) for name in setups}
+        for w in range(args.waves):
+            for name, lb in setups.items():
+                asyncio.run(wave(lb.url, pages, charts, args.sessions, args.seconds, args.think,
+                                 args.seed * 1000 + w, stats[name]))
+                time.sleep(args.ttl + 1.0)
+                print(f"  wave {w + 1} {name:<11} {len(stats[name].slider_s):>6} slider moves so far, "
+                      f"{len(stats[name].errors)} errors")
+        failover = None
+        if args.kill_one:
+            failover = Stats(f"{n} replicas, one killed")
+            victim = reps[-1]
+            ev: dict = {"bound": many.detection_bound_s(), "settings": many.check_settings()}
+
+            async def kill() -> None:
+                ev["t"] = time.monotonic() - t_wave
+                ev["stot_kill"] = int(many.servers()[victim.name]["stot"])
+                t = time.monotonic()
+                await asyncio.to_thread(victim.kill)
+                row = await asyncio.to_thread(many.wait_status, victim.name, "DOWN", 30.0)
+                ev["detect_s"] = time.monotonic() - t
+                ev["row"] = row
+
+            t_wave = time.monotonic()
+            asyncio.run(wave(many.url, pages, charts, args.sessions, args.seconds, args.think,
+                             args.seed * 1000 + 99, failover, recover=True, midway=kill))
+            ev["end"] = many.servers()
+            ev["backend"] = next((r for r in many.stats() if r.get("pxname") == "replicas"
+                                  and r.get("svname") == "BACKEND"), {})
+            print(f"  failover wave: {len(failover.slider_s)} slider moves, {len(failover.errors)} errors, "
+                  f"{len(failover.interrupted)} interrupted")
+    took = time.perf_counter() - t_start
+    print(f"load average at end:   {' '.join(f'{x:.2f}' for x in os.getloadavg())}  (run took {took:.0f} s)\n")
+    report_replicas(args, stats, failover, ev if failover else None, victim.name if failover else None,
+                    reps[0].name)
+    return 0
+
+
+def report_replicas(args, stats: dict[str, Stats], failover: Stats | None, ev: dict | None,
+                    victim: str | None, survivor: str) -> None:
+    def split(s: Stats) -> str:
+        counts: dict[str, int] = {}
+        for log in s.logs:
+            counts[str(log.replica)] = counts.get(str(log.replica), 0) + 1
+        return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+
+    rows = []
+    print("rerun sent → script_finished received, through haproxy (ms)")
+    for s in [*(s for s in stats.values() if s.sessions), *([failover] if failover else [])]:
+        p50, p95 = pct(s.slider_s, 50) * 1e3, pct(s.slider_s, 95) * 1e3
+        rows.append((s, p50, p95, pct(s.page_s, 95) * 1e3))
+        print(f"  {s.name:<24} {s.sessions} sessions ({split(s)}), {s.interactions} interactions: slider p50 "
+              f"{p50:6.1f} p95 {p95:6.1f}; page open p95 {pct(s.page_s, 95) * 1e3:6.1f}; errors {len(s.errors)}"
+              + (f", interrupted {len(s.interrupted)}" if s.interrupted else ""))
+    print("\ntargets:")
+    names = list(stats)
+    if args.waves:
+        one, many = stats[names[0]], stats[names[1]]
+        p1, pn = pct(one.slider_s, 95), pct(many.slider_s, 95)
+        ratio = pn / p1 if p1 > 0 else math.nan
+        print(f"  {verdict(not one.errors and not many.errors)}  errors: {names[0]} {len(one.errors)}, "
+              f"{names[1]} {len(many.errors)} (target 0)")
+        print(f"  {verdict(ratio <= TARGETS['replica_p95_ratio'])}  {names[1]} slider p95 {pn * 1e3:.0f} ms ≤ "
+              f"{TARGETS['replica_p95_ratio']:g} × {names[0]}'s ({p1 * 1e3:.0f} ms): ratio {ratio:.2f}")
+    if failover is not None:
+        row, end = ev["row"], ev["end"]
+        c = ev["settings"]
+        on_victim = [lg for lg in failover.logs if lg.replica == victim]
+        others = [lg for lg in failover.logs if lg.replica != victim]
+        after_down = int(end[victim]["stot"]) - int(row["stot"])
+        print(f"  kill: {victim} (SIGKILL of its process group) at {ev['t']:.1f} s of {args.seconds:g} s, "
+              f"with {len(on_victim)} of {len(failover.logs)} sessions on it")
+        print(f"  {verdict(ev['detect_s'] <= ev['bound'] + 0.25)}  haproxy marked {victim} DOWN "
+              f"{ev['detect_s']:.2f} s after the kill, after {row['chkfail']} failed checks (bound: inter "
+              f"{c['inter']:g} s + (fall {c['fall']:g} − 1) × fastinter {c['fastinter']:g} s = {ev['bound']:.2f} s, "
+              f"+0.25 s for the polling of the stats page)")
+        print(f"  {verdict(after_down == 0)}  connections haproxy sent to {victim} after marking it DOWN: "
+              f"{after_down} (before: {int(row['stot']) - ev['stot_kill']} between the kill and DOWN, each "
+              f"retried and redispatched: backend retries {ev['backend'].get('wretr', '?')}, "
+              f"redispatches {ev['backend'].get('wredis', '?')})")
+        err_o = sum(lg.errors for lg in others)
+        print(f"  {verdict(err_o == 0)}  sessions on the survivor ({len(others)}): "
+              f"{sum(lg.interactions for lg in others)} interactions, {err_o} errors, "
+              f"{sum(lg.interrupted + lg.reconnects for lg in others)} interrupted or reconnected (target 0)")
+        moved = sum(lg.now != victim and lg.reconnects > 0 for lg in on_victim)
+        restored = sum(lg.restored > 0 and lg.restored == lg.reconnects for lg in on_victim)
+        err_v = sum(lg.errors for lg in on_victim)
+        print(f"  {verdict(moved == restored == len(on_victim) and err_v == 0)}  sessions on {victim} "
+              f"({len(on_victim)}): {moved} reconnected through haproxy onto the survivor, {restored} with their "
+              f"view intact (same page, same query string, same slider values from the URL alone), "
+              f"{sum(lg.interrupted for lg in on_victim)} interactions in flight at the kill (interrupted), "
+              f"{err_v} errors")
+        failed = failover.interrupted + failover.errors
+        print(f"  every failed interaction ({len(failed)}: {len(failover.interrupted)} interrupted by the kill, "
+              f"{len(failover.errors)} errors):")
+        for e in failed[:30]:
+            print(f"      {e[:300]}")
+        if len(failed) > 30:
+            print(f"      … and {len(failed) - 30} more")
+
+    print("\n| setup | sessions × s | interactions | slider p50 (ms) | slider p95 (ms) | page open p95 (ms) | "
+          "errors | interrupted | sessions per replica |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for s, p50, p95, pg95 in rows:
+        print(f"| {s.name} | {args.sessions} × {args.seconds:g}"
+              f"{'' if s is failover else f' × {args.waves}'} | {s.interactions} | {p50:.0f} | {p95:.0f} | "
+              f"{pg95:.0f} | {len(s.errors)} | {len(s.interrupted)} | {split(s)} |")
+    print(f"\n{os.cpu_count()} CPUs shared by the replicas, haproxy and the load generator.")
 
 
 if __name__ == "__main__":
