@@ -67,6 +67,7 @@ from websockets.protocol import State
 
 from bench.stats import pct, verdict
 from tests.browser import free_port, health, stop_process_group, streamlit_process
+from ui.live_chart import chart_protos
 
 __all__ = ["Client", "free_port", "health", "stop_process_group", "streamlit_server"]   # tests/test_deploy.py
 
@@ -140,7 +141,7 @@ class Run:
 
     @property
     def charts(self) -> int:
-        return len(self.of("plotly_chart"))
+        return len(chart_protos(self.elements))      # the in-place chart element or st.plotly_chart
 
     @property
     def exceptions(self) -> list[str]:

@@ -38,6 +38,8 @@ from streamlit.proto.NewSession_pb2 import Config as SessionConfig
 
 from bench.bench_load import Client, free_port, health, stop_process_group
 from model.presets import MAX_FILE_BYTES
+from ui import dials
+from ui.live_chart import chart_protos, figure_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -381,10 +383,13 @@ def test_a_slider_move_over_the_websocket_reruns_and_rewrites_the_url(container)
     url, *_ = container
     before, s, after = asyncio.run(_move_batch(url))
     assert s is not None and not after.problems()
-    # The default batch is 64; one step right is the next option, written back to the URL as b=…
+    # One step right of the default batch is the next option, written back to the URL as b=… with the
+    # link version.
     options = list(s.options)
-    assert after.query_string == f"b={options[options.index('64') + 1]}"
-    assert [c.spec for c in after.of("plotly_chart")] != [c.spec for c in before.of("plotly_chart")]
+    nxt = options[options.index(str(dials.DEFAULTS["b"])) + 1]
+    assert after.query_string == f"b={nxt}&{dials.VERSION_KEY}={dials.URL_VERSION}"
+    assert [figure_of(c) for c in chart_protos(after.elements)] != \
+        [figure_of(c) for c in chart_protos(before.elements)]
 
 
 RAW_QUERIES = [

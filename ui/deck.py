@@ -1,6 +1,6 @@
 """Stage kit: the walkthrough as one self-contained HTML file that works with no network.
 
-    python -m ui.deck --out talk.html [--hardware h100 --model llama-3.1-70b --batch 64 --context 8192 …]
+    python -m ui.deck --out talk.html [--hardware gb200 --model deepseek-v3 --batch 4096 --context 2048 …]
 
 Every step of `ui.walkthrough` becomes a slide: its chart, equation(s), sentence and note, with
 ← / → (or a click on the step buttons) to move.  Each step's dial (`Step.dial`: batch or context)
@@ -505,9 +505,11 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)   # step's; refused with a reason
     p.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument("--batch", type=by_dest["batch"].type, default=None,
-                   help="batch B (one value ≥ 1; default: the app's 64)")
+                   help="batch B (one value ≥ 1; default: the app's)")
     p.add_argument("--context", type=by_dest["context"].type, default=None,
-                   help="context T in tokens (one value ≥ 0; default: the app's 8192)")
+                   help="context T in tokens (one value ≥ 0; default: the app's)")
+    # Precisions left out take the app's defaults (not the model CLI's bf16), so a bare deck is the app's view.
+    p.set_defaults(weight_dtype=None, kv_dtype=None, compute_dtype=None)
     return p
 
 
@@ -526,8 +528,13 @@ def view_from_args(a: argparse.Namespace) -> View:
     context = float(a.context[0]) if a.context else float(defaults["ctx"])
     if not a.hardware and all(getattr(a, f) is None for f in HW_FIELD_FLAGS):
         a.hardware = defaults["chip"]
+        if a.chips is None and defaults["c"] != "auto":    # the app's C belongs to the app's chip
+            a.chips = float(defaults["c"])
     if not a.model and all(getattr(a, f) is None for f in MODEL_FIELD_FLAGS):
         a.model = defaults["model"]
+    for dest, key in (("weight_dtype", "w"), ("kv_dtype", "kv"), ("compute_dtype", "cd")):
+        if getattr(a, dest) is None:
+            setattr(a, dest, defaults[key])
     s = cli.build_system(a, ["flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "price_usd_per_hour",
                              "total_params"], batch=batch, context=context)
     return View(s, batch, context, a.chips is None, a.hardware or "custom", a.model or "custom")
