@@ -25,6 +25,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# KaTeX (with its fonts) for the offline deck's equations (ui/deck.py; the Walkthrough's Download deck).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libjs-katex=0.16.4+~cs6.1.0-1 \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, so a code change does not reinstall them.
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt

@@ -29,6 +29,16 @@ V1 = {"v": "1"}
 B = 64, T = 8k, C = auto).  Today's defaults (GB200 × DeepSeek-V3 at fp8) have tests/test_app_defaults.py."""
 
 
+def written(at: AppTest) -> dict[str, str]:
+    """The URL the run wrote, less what a version-1 link gets spelled out when it is written back (the
+    old defaults of the dials it left out, and `v`): the parameters the test's own dials put there."""
+    from ui import dials
+    legacy = {k: dials.REGISTRY.dials[k].fmt(v) for k, v in dials.LEGACY_DEFAULTS[1].items()
+              if k in dials.REGISTRY.dials}
+    return {k: v for k, v in dict(at.query_params).items()
+            if k != dials.VERSION_KEY and legacy.get(k) != v}
+
+
 def app(query: dict[str, str] | None = None, page: str | None = None, timeout: float = 60) -> AppTest:
     """Run the app once (optionally with URL parameters), then switch to `page` if given."""
     at = AppTest.from_file(APP, default_timeout=timeout)

@@ -21,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, written
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -100,7 +100,7 @@ def test_defaults_one_config_follows_the_sidebar():
     at = cmp_app(V1)
     assert at.title[0].value == "Compare configurations"
     assert len(charts(at)) == 3 and len(at.latex) == 2
-    assert dict(at.query_params) == {}                       # nothing pinned: nothing in the URL
+    assert written(at) == {}                       # nothing pinned: nothing in the URL
     assert at.toggle(key="cmp1_follow").value is True and at.toggle(key="cmp2_on").value is False
     cols = table(at)
     assert list(cols) == [1]
@@ -165,7 +165,7 @@ def test_two_configs_from_the_url():
     assert second["line"]["color"] == CONFIG_COLORS[1] and second["name"].startswith("2: lecture-gpu")
     sweep = decode_step(lec, arr(second["x"]), T)
     assert np.allclose(arr(second["y"])[sweep.fits], sweep.usd_per_mtok[sweep.fits])
-    assert dict(at.query_params) == {"cmp_2": LECTURE}
+    assert written(at) == {"cmp_2": LECTURE}
 
 
 def test_three_configs_table_and_charts_equal_the_model():
@@ -188,7 +188,7 @@ def test_three_configs_table_and_charts_equal_the_model():
     assert marks[2]["y"][0] == pytest.approx(float(decode_step(b200, B, T).t_step_s) * 1e3)
     for tex in (r"B^*_3 &= 562 \times 18.1 \times \frac{1}{2} = 5{,}101", r"t_{floor,2}"):
         assert any(tex in x.value for x in at.latex), tex
-    assert dict(at.query_params) == {"cmp_2": LECTURE, "cmp_3": B200_FP8}
+    assert written(at) == {"cmp_2": LECTURE, "cmp_3": B200_FP8}
 
 
 def test_slot_three_alone():
@@ -201,7 +201,7 @@ def test_slot_three_alone():
 def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
     at = cmp_app(V1)
     at.toggle(key="cmp2_on").set_value(True).run()
-    assert dict(at.query_params) == {"cmp_2": "h100_llama-3.1-70b"}      # a copy of config 1 to start from
+    assert written(at) == {"cmp_2": "h100_llama-3.1-70b"}      # a copy of config 1 to start from
     at.selectbox(key="cmp2_chip").set_value("gb200").run()
     at.selectbox(key="cmp2_c").set_value(72).run()
     at.number_input(key="cmp2_price").set_value(3.5).run()
@@ -213,7 +213,7 @@ def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
     assert_clean(at)
     want = {"cmp_1": "h100_llama-3.1-70b_bf16_bf16_fp8", "cmp_2": "gb200_llama-3.1-70b_bf16_bf16_bf16_72_3.5",
             "cmp_3": "h100_deepseek-v3_fp8"}
-    assert dict(at.query_params) == want
+    assert written(at) == want
     cols = table(at)
     assert_column(cols[2], system("gb200", "llama-3.1-70b", chips=72, price=3.5))
     assert_column(cols[1], system("h100", "llama-3.1-70b", cd="fp8"))
@@ -222,17 +222,17 @@ def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
     assert table(again) == cols
     assert again.toggle(key="cmp1_follow").value is False and again.selectbox(key="cmp2_chip").value == "gb200"
     assert again.number_input(key="cmp2_price").value == 3.5
-    assert dict(again.query_params) == want
+    assert written(again) == want
     # Hiding a config drops it from the URL.
     again.toggle(key="cmp3_on").set_value(False).run()
-    assert "cmp_3" not in dict(again.query_params) and list(table(again)) == [1, 2]
+    assert "cmp_3" not in written(again) and list(table(again)) == [1, 2]
 
 
 def test_config_one_follows_the_sidebar_until_pinned():
     at = cmp_app({"cmp_2": LECTURE})
     at.selectbox(key="chip").set_value("h200").run()
     assert table(at)[1]["Chip"] == HWS["h200"].name
-    assert "cmp_1" not in dict(at.query_params)
+    assert "cmp_1" not in written(at)
     at.toggle(key="cmp1_follow").set_value(False).run()
     assert at.query_params["cmp_1"] == "h200_llama-3.1-70b"
     at.selectbox(key="chip").set_value("a100").run()          # the sidebar moves on; pinned config 1 stays
@@ -271,14 +271,14 @@ def test_a_garbled_parameter_gives_a_notice_and_is_dropped(query, name):
     notes = [w.value for w in at.warning]
     assert any(f"'{name}'" in n for n in notes), notes
     assert list(table(at)) == [1] and len(charts(at)) == 3          # the page keeps working without it
-    assert name not in dict(at.query_params)
+    assert name not in written(at)
 
 
 def test_one_garbled_one_good():
     at = cmp_app({"cmp_2": "h100_llama-3.1-70b_int8", "cmp_3": LECTURE})
     assert any("'cmp_2'" in w.value and "weights dtype 'int8'" in w.value for w in at.warning)
     assert list(table(at)) == [1, 3]
-    assert dict(at.query_params) == {"cmp_3": LECTURE}
+    assert written(at) == {"cmp_3": LECTURE}
 
 
 def test_a_custom_sidebar_chip_is_compared_while_config_one_follows():

@@ -8,7 +8,7 @@ import pytest
 
 from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
 from ui.format import tokens, usd
 
 
@@ -32,7 +32,7 @@ def test_defaults_clean_four_charts_equations_and_link():
     assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
     assert len(at.latex) == 4
     assert len(at.caption) >= 4
-    assert dict(at.query_params) == {}
+    assert written(at) == {}
     assert at.session_state["cx_f"] == 0.1 and at.session_state["cx_knee"] == 2048
     assert at.session_state["cx_x"] == "year" and at.session_state["cx_na"] == 100.0
     assert at.session_state["cx_kve"] == 2048.0
@@ -97,7 +97,7 @@ def test_url_seeds_the_dials_and_the_numbers_follow():
     at = cx_app({"cx_f": "0.01", "cx_knee": "512", "cx_x": "ratio", "cx_na": "200", "cx_kve": "1024"})
     assert at.session_state["cx_f"] == 0.01 and at.session_state["cx_knee"] == 512
     assert at.session_state["cx_x"] == "ratio"
-    assert dict(at.query_params) == {"cx_f": "0.01", "cx_knee": "512", "cx_x": "ratio", "cx_na": "200",
+    assert written(at) == {"cx_f": "0.01", "cx_knee": "512", "cx_x": "ratio", "cx_na": "200",
                                      "cx_kve": "1024"}
     m = metrics(at)
     assert m["Reading f = 0.01 [tokens]"] == "146k"              # 1,459 / 0.01
@@ -180,4 +180,4 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     assert m["Reading f = 0.5 [tokens]"] == tokens(1459.0 / 0.5) == "2.92k"
     assert m["√T rule, K = 256 [tokens]"] == "8.32k"             # 1,459² / 256
     assert m["Lecture model: KV = compute"] == "82.7k"            # half of 165,327
-    assert dict(at.query_params) == {"cx_f": "0.5", "cx_knee": "256", "cx_x": "ratio", "cx_na": "50"}
+    assert written(at) == {"cx_f": "0.5", "cx_knee": "256", "cx_x": "ratio", "cx_na": "50"}

@@ -5,7 +5,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets
 from model.economics import fast_mode_batches, fast_mode_forward
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
 from ui.dials import BATCH_OPTIONS
 from ui.format import number
 
@@ -51,7 +51,7 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     assert m["Standard batch B_std"] == number(fm.batch_standard)
     assert m["Fast batch B_fast"] == number(fm.batch_fast)
     assert len(charts(at)) == 1
-    assert dict(at.query_params) == {}                       # defaults stay out of the URL
+    assert written(at) == {}                       # defaults stay out of the URL
 
 
 def test_default_equations_show_the_no_kv_closed_form():
@@ -80,7 +80,7 @@ def test_url_seeds_the_page_dials_batches_mode():
     assert m["Standard batch B_std"] == "2,048" and m["Fast batch B_fast"] == "64"
     # 2,048 sequences × 2.68 GB of 8k KV do not fit beside 141 GB of weights in 8 × 80 GB: said so.
     assert any("does not fit in HBM" in w.value for w in at.warning)
-    assert dict(at.query_params) == {"fm": "batches", "bs": "2048", "bf": "64"}
+    assert written(at) == {"fm": "batches", "bs": "2048", "bf": "64"}
 
 
 def test_url_seeds_a_custom_quote():
@@ -129,14 +129,14 @@ def test_switching_to_batches_and_moving_a_slider_updates_numbers_and_url():
     assert_clean(at)
     fm = fast_mode_forward(_system(), 96, 16, 8192)
     assert metrics(at)["Price multiple Pm [×]"] == f"{fm.price_multiple:.3g}"
-    assert dict(at.query_params) == {"fm": "batches", "bf": "16"}
+    assert written(at) == {"fm": "batches", "bf": "16"}
     # Page dials leave the URL on another page and come back with the page.
     at.switch_page(PAGES["batch"]).run()
     assert_clean(at)
-    assert dict(at.query_params) == {}
+    assert written(at) == {}
     at.switch_page(PAGES["fast-mode"]).run()
     assert_clean(at)
-    assert dict(at.query_params) == {"fm": "batches", "bf": "16"}
+    assert written(at) == {"fm": "batches", "bf": "16"}
 
 
 def test_no_solution_explains_why():

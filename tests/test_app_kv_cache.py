@@ -4,7 +4,7 @@ page dials seeded from the URL, bad page parameters reported."""
 import pytest
 
 from model import presets
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
 
 # Preset figures the hand derivations use (presets/hardware.yaml, presets/models.yaml).
 H100_F_BF16 = 989.4e12      # FLOP/s, dense bf16
@@ -42,7 +42,7 @@ def test_defaults_clean_three_charts_and_the_definitions():
     titles = [f["layout"]["title"]["text"] for f in figs]
     assert titles[0].startswith("Cost per token against context") and "batch × context" in titles[1]
     assert len(at.caption) >= 4        # a one-line definition under each chart (plus the system line)
-    assert dict(at.query_params) == {}  # page dials at their defaults stay out of the URL
+    assert written(at) == {}  # page dials at their defaults stay out of the URL
 
 
 def test_crossovers_equal_hand_derivations_llama70_h100_bf16():

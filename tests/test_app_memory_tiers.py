@@ -11,7 +11,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
 from ui.format import usd
 
 KV70 = 327_680.0
@@ -47,7 +47,7 @@ def test_defaults_clean_three_charts_equations_and_definitions():
     assert len(figs) == 3
     assert len(at.latex) == 3
     assert len(at.caption) >= 4               # the system line + a one-line definition under each chart
-    assert dict(at.query_params) == {}        # page dials at their defaults stay out of the URL
+    assert written(at) == {}        # page dials at their defaults stay out of the URL
     ss = at.session_state
     assert (ss["mt_hold"], ss["mt_offer"], ss["mt_out"], ss["mt_hit"]) == (300, "claude-opus-4.6", 1000, 0.9)
     for f in figs:                            # units on every y axis
@@ -121,7 +121,7 @@ def test_url_seeds_the_page_dials():
     at = mt_app({"mt_hold": "3600", "mt_offer": "gemini-2.5-pro", "mt_hit": "0.5", "mt_out": "3000"})
     ss = at.session_state
     assert (ss["mt_hold"], ss["mt_offer"], ss["mt_hit"], ss["mt_out"]) == (3600, "gemini-2.5-pro", 0.5, 3000)
-    assert dict(at.query_params) == {"mt_hold": "3600", "mt_offer": "gemini-2.5-pro", "mt_hit": "0.5",
+    assert written(at) == {"mt_hold": "3600", "mt_offer": "gemini-2.5-pro", "mt_hit": "0.5",
                                      "mt_out": "3000"}
     m = metrics(at)
     assert m["Cheapest at t = 1 h"] == "flash"
@@ -204,4 +204,4 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     assert m["Cheapest at t = 24 h"] == "disk"
     assert m["List price to hold 24 h"] == "$0.125/Mtok"      # GPT-5: cache read, lifetime not priced
     assert "Request at h = 50%" in m
-    assert dict(at.query_params) == {"mt_hold": "86400", "mt_hit": "0.5", "mt_offer": "gpt-5"}
+    assert written(at) == {"mt_hold": "86400", "mt_hit": "0.5", "mt_offer": "gpt-5"}

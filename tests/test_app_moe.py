@@ -7,7 +7,7 @@ import pytest
 from model import Deployment, Precision, System, auto_chips, cluster, decode_step, presets
 from model.cli import main as cli_main
 from model.roofline import bound_of, combine
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
 from ui.format import bytes_, number, seconds
 
 DSV3 = {"chip": "gb200", "model": "deepseek-v3"}
@@ -111,7 +111,7 @@ def test_touched_experts_toggle_from_the_url():
     assert m["Busiest GPU touches"] == number(float(cluster.busiest_gpu_experts(256, 8, 1, 64)))
     assert "touched experts only" in _tex(at)
     assert str(bound_of(now.t_matmul_s, now.t_attn_s, t_w, now.t_kv_s, now.t_comm_s, "lecture")) in _tex(at)
-    assert dict(at.query_params).get("tw") == "1" and dict(at.query_params).get("g") == "64"
+    assert written(at).get("tw") == "1" and written(at).get("g") == "64"
 
 
 def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
@@ -128,7 +128,7 @@ def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
     assert "Experts/GPU" not in m
     assert rf"\frac{{{2 * (G - 1)}}}{{{G}}}" in _tex(at)
     assert len(charts(at)) == 2
-    assert dict(at.query_params) == {}          # defaults stay out of the URL
+    assert written(at) == {}          # defaults stay out of the URL
 
 
 def test_hop_latency_dial():

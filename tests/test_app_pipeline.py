@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -40,7 +40,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
     assert len(figs) == 4
     assert len(at.caption) >= 5               # the system line + a one-line definition under each chart
     assert len(at.latex) == 4
-    assert dict(at.query_params) == {}        # page dials at their defaults stay out of the URL
+    assert written(at) == {}        # page dials at their defaults stay out of the URL
     assert at.session_state["p"] == 4 and at.session_state["hop"] == 0.0
     assert at.session_state["mb"] == "4P" and at.session_state["cut"] == "preset"
     for f in figs:                            # units on every y axis
@@ -71,7 +71,7 @@ def test_memory_numbers_equal_model_cluster_and_the_ps_cancel():
 def test_extremes_p16_hop20_equal_the_model_and_the_cli(capsys):
     at = pipe_app({"p": "16", "hop": "20"})
     assert at.session_state["p"] == 16 and at.session_state["hop"] == 20.0
-    assert dict(at.query_params) == {"p": "16", "hop": "20"}
+    assert written(at) == {"p": "16", "hop": "20"}
     s = system().with_(pipeline_hop_s=0.020)
     pm = pipeline(s, 64.0, 8192.0, np.array(P_OPTIONS, float))
     m = metrics(at)
@@ -197,7 +197,7 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     assert m["Weights per chip"] == bytes_(pm.weight_bytes_per_chip) == "1.1 GB"
     assert m["Latency per token"] == seconds(pm.latency_s)
     assert m["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 80 / 16)):.3g}" == "10"
-    assert dict(at.query_params) == {"p": "16", "hop": "5", "cut": "1/8"}
+    assert written(at) == {"p": "16", "hop": "5", "cut": "1/8"}
 
 
 def test_llama4_maverick_counts_its_24_moe_layers(capsys):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, written
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
@@ -50,7 +50,7 @@ def test_defaults_reproduce_the_lectures_numbers():
     assert "1{,}667" in t and "2{,}048" in t and r"600 \times 200{,}000" in t
     assert r"\frac{\$150}{\$25} = 6\times" in t and r"0.167\,B^*" in t      # fast mode 6× for 2.5×
     assert len(charts(at)) == 3
-    assert dict(at.query_params) == {}                   # defaults stay out of the URL
+    assert written(at) == {}                   # defaults stay out of the URL
     for f in charts(at):                                # units on every value axis
         assert "[" in f["layout"]["xaxis"]["title"]["text"]
     # Both neighbouring pages are linked.
@@ -75,7 +75,7 @@ def test_url_seeds_every_pr_dial_and_the_numbers_follow_the_model(capsys):
     assert (ss["pr_offer"], ss["pr_tier"], ss["pr_na"], ss["pr_fpb"], ss["pr_kvdt"]) == \
         ("deepseek-r1-2025", "gemini-2.5-pro", 37.0, 295.0, "bf16")
     assert (ss["pr_dh"], ss["pr_kvh"], ss["pr_kvl"], ss["pr_read"]) == (64, 1, 61.0, 0.5)
-    assert dict(at.query_params) == q                   # a copied link reproduces the view
+    assert written(at) == q                   # a copied link reproduces the view
     m = metrics(at)
     # DeepSeek R1 (Feb 2025): $2.19 / $0.55 = 3.98×; $0.55 / $0.14 = 3.93×.
     assert m["Output ÷ input price"] == f"{2.19 / 0.55:.3g}×" == "3.98×"
@@ -121,7 +121,7 @@ def test_garbled_pr_params_give_a_notice_and_the_default(query, name):
     assert any(f"'{name}'" in n for n in notes), notes
     assert len(charts(at)) == 3
     assert metrics(at)["Implied KV per token"] == "1.67 kB"        # the defaults
-    assert name not in dict(at.query_params)
+    assert name not in written(at)
 
 
 def test_moving_a_dial_changes_the_figures_as_the_model_says():
@@ -133,7 +133,7 @@ def test_moving_a_dial_changes_the_figures_as_the_model_says():
     m = metrics(at)
     assert m["Implied KV per token"] == bytes_(kv) == "3.33 kB"
     assert m["Architecture cross-check"] == bytes_(4096)               # 2 × 128 × 8 × 2 B
-    assert dict(at.query_params) == {"pr_na": "200", "pr_kvdt": "bf16"}
+    assert written(at) == {"pr_na": "200", "pr_kvdt": "bf16"}
     curve = next(t for t in fig(at, "Cost per token")["data"] if t["name"].startswith("roofline, implied"))
     T = np.geomspace(1e3, 1e7, 401)
     assert np.allclose(arr(curve["y"]), pricing.context_cost_multiple(T, 200e9, 600.0, kv))

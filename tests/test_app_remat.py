@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, written
 from ui.format import bytes_
 
 
@@ -24,7 +24,7 @@ def test_defaults_clean_diagram_charts_equations():
     assert titles[0].startswith("A Feistel step") and len(titles) == 3
     assert len(at.latex) == 5
     assert r"(y + f(x),\ x)" in at.latex[0].value and r"z - f(x)" in at.latex[1].value
-    assert dict(at.query_params) == {}
+    assert written(at) == {}
     assert (at.session_state["rm_seq"], at.session_state["rm_mb"], at.session_state["rm_tp"],
             at.session_state["rm_attn"]) == (4096, 1, 1, "flash")
     assert any("Korthikanti" in c.value for c in at.caption)             # the assumption, with its source
@@ -70,7 +70,7 @@ def test_depth_chart_equals_the_model():
 
 def test_url_seeds_the_dials_stored_scores_and_tensor_parallel():
     at = rm_app({"rm_seq": "8192", "rm_mb": "2", "rm_tp": "8", "rm_attn": "stored"})
-    assert dict(at.query_params) == {"rm_seq": "8192", "rm_mb": "2", "rm_tp": "8", "rm_attn": "stored"}
+    assert written(at) == {"rm_seq": "8192", "rm_mb": "2", "rm_tp": "8", "rm_attn": "stored"}
     # A = 8192 · 2 · 8192 · (34 + 5 · 64 · 8192 / 8192) / 8 = 8192·2·8192·354/8 = 5.94 GB; L·A = 475 GB
     A = 8192 * 2 * 8192 * (34 + 5 * 64) / 8
     assert metrics(at)["Store all activations"] == bytes_(80 * A) == "475 GB"
@@ -114,4 +114,4 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     assert_clean(at)
     # A = 16384 · 8192 · (34 + 5 · 64 · 16384/8192) / 8 = 16384 · 8192 · 674 / 8 = 11.3 GB; × 80 = 905 GB
     assert metrics(at)["Store all activations"] == bytes_(80 * 16384 * 8192 * 674 / 8) == "905 GB"
-    assert dict(at.query_params) == {"rm_seq": "16384", "rm_tp": "8", "rm_attn": "stored"}
+    assert written(at) == {"rm_seq": "16384", "rm_tp": "8", "rm_attn": "stored"}

@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -41,7 +41,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
     assert len(figs) == 4
     assert len(at.caption) >= 6               # the system line + a one-line definition under each chart
     assert len(at.latex) == 4
-    assert dict(at.query_params) == {}        # page dials at their defaults stay out of the URL
+    assert written(at) == {}        # page dials at their defaults stay out of the URL
     assert at.session_state["su"] == "B" and at.session_state["sx"] == 4
     for f in figs:                            # units on every y axis (every panel of the bars)
         for k, ax in f["layout"].items():
@@ -134,7 +134,7 @@ def test_side_by_side_equals_decode_step_with_stages_and_cluster_pipeline():
 def test_url_seeds_sx_and_su_and_the_fill_curve_equals_the_model():
     at = su_app({"sx": "8", "su": "fill"})
     assert at.session_state["sx"] == 8 and at.session_state["su"] == "fill"
-    assert dict(at.query_params) == {"sx": "8", "su": "fill"}
+    assert written(at) == {"sx": "8", "su": "fill"}
     f = fig(at, "×8 chips")
     assert f["data"][0]["x"][2] == "one domain<br>of 64"
     s = system()
@@ -222,7 +222,7 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     at.radio(key="sx").set_value(2).run()
     at.radio(key="su").set_value("fill").run()
     assert_clean(at)
-    assert dict(at.query_params) == {"sx": "2", "su": "fill"}
+    assert written(at) == {"sx": "2", "su": "fill"}
     f = fig(at, "×2 chips")
     assert np.allclose(arr(f["data"][1]["y"]), [26.8, 26.8, 53.6])
     assert any(t["name"].startswith("at the largest batch") for t in fig(at, "Latency per token")["data"])

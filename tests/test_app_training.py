@@ -17,7 +17,7 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
 from ui.format import number
 
 
@@ -37,7 +37,7 @@ def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
     at = tt_app(V1)
     assert at.title[0].value.startswith("Training tokens")
     assert len(charts(at)) == 4 and len(at.latex) == 2
-    assert dict(at.query_params) == {}
+    assert written(at) == {}
     m = metrics(at)
     # 500M tok/s ÷ 10 models × 60 d × 86,400 s = 2.592e14; 20 × 100B = 2e12; 2.592e14 / 2e12 = 129.6
     assert m["Inference D_inf [tokens]"] == "259T" == m["Pretraining D_pre [tokens]"]
@@ -88,7 +88,7 @@ def test_url_seeds_every_dial_and_agrees_with_the_cli(capsys):
     ss = at.session_state
     assert (ss["tt_na"], ss["tt_rate"], ss["tt_days"], ss["tt_models"]) == (400.0, 2000.0, 30.0, 4.0)
     assert (ss["tt_crl"], ss["tt_irl"], ss["tt_iinf"]) == (6.0, 1.0, 2.0)
-    assert dict(at.query_params) == q
+    assert written(at) == q
     # per model 2e9/4 = 5e8 tok/s × 30 d × 86,400 = 1.296e15; 6·D_pre = 2·2·D_inf → D_pre = 8.64e14;
     # 6·1·D_RL = 4·D_inf → D_RL = 8.64e14; Chinchilla 8e12; factor 108
     m = metrics(at)
@@ -177,5 +177,5 @@ def test_moving_dials_redraws_as_the_model_says_and_writes_the_url():
     L = float(chinchilla_loss(100e9, float(o.pretrain_tokens), BESIROGLU_FIT))
     opt = cost_optimal_size(L, float(o.inference_tokens), ineff_inf=6.0, fit=BESIROGLU_FIT)
     assert m["Cost-optimal size N* [params]"] == number(float(opt.params))
-    assert dict(at.query_params) == {"tt_iinf": "6", "tt_fit": "besiroglu"}
+    assert written(at) == {"tt_iinf": "6", "tt_fit": "besiroglu"}
     assert float(chinchilla_loss(100e9, 5.184e14, CHINCHILLA_FIT)) != pytest.approx(L)   # the fit mattered
