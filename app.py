@@ -10,10 +10,11 @@ import os
 
 import streamlit as st
 
-from ui import dials
+from ui import dials, style
 from ui.view import render_sidebar
 
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
+style.inject()            # the one stylesheet (ui/style.py): phones and projectors
 
 BATCH = st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch")
 

@@ -1,5 +1,7 @@
 """AppTest: the app shell (dials, URL contract) and the Batch page."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -128,3 +130,63 @@ def test_below_ideal_efficiency_draws_the_ideal_curve_too():
     main = next(t for t in lat["data"] if t.get("name") == "latency per token")
     assert np.asarray(arr(main["y"]), float)[0] == pytest.approx(4 * y[0], rel=1e-9)
     assert "ideal roofline (efficiency 1)" not in [t.get("name") for t in charts(app({"c": "8"}))[0]["data"]]
+
+
+# ---- the step-time equation: the printed terms give the printed t_step, in the mode in force
+
+_UNIT = {"": 1.0, "m": 1e-3, "µ": 1e-6, "k": 1e3}
+_SECONDS = r"([0-9.]+(?:e[-+]?\d+)?)\\,\\text\{([kmµ]?)s\}"      # ui.equations.tex_num(x, "s")
+
+
+def _seconds(tex: str) -> list[float]:
+    return [float(v) * _UNIT[p] for v, p in re.findall(_SECONDS, tex)]
+
+
+def _step_equation(at) -> tuple[str, list[list[float]], list[float], float]:
+    """The t_step equation's numbers: the numeric \\max(…) groups, any added terms, the result."""
+    tex = next(l.value for l in at.latex if "t_{step}" in l.value)
+    numeric = tex.split(r"\allowbreak")[0].split(r"\Big)")[-1]        # after the symbolic side
+    groups = re.findall(r"\\max\(([^()]*)\)", numeric)
+    head, result = numeric.rsplit("=", 1)
+    added = _seconds(head[head.rindex(")") + 1:])
+    return tex, [_seconds(g) for g in groups], added, _seconds(result)[0]
+
+
+# Llama 3.1 70B on 8 H100s, B = 1,024 at 1k context (fits in HBM): matmul (18.3 ms) outweighs the
+# weight fetch (5.3 ms), and the KV read (12.8 ms) the attention FLOPs (0.35 ms), so the lecture's
+# max(matmul, weights + KV) = 18.3 ms and the per-phase max(matmul, weights) + max(attention, KV)
+# = 31.1 ms differ (checked below): a wrong combination cannot pass by accident.
+_QUERY, _B, _T = {"c": "8", "ctx": "1024", "b": "1024"}, 1024, 1024
+
+
+def test_step_equation_lecture_mode_adds_up():
+    at = app(_QUERY)
+    assert_clean(at)
+    tex, groups, added, result = _step_equation(at)
+    r = decode_step(_system(chips=8), _B, _T)
+    assert len(groups) == 1 and len(groups[0]) == 2 and added == [], tex     # max(matmul, weights + KV)
+    # Each printed term is the model's, to display rounding (3 significant digits: ≤ 0.5 %).
+    assert groups[0] == pytest.approx([float(r.t_matmul_s), float(r.t_weights_s + r.t_kv_s)], rel=5e-3)
+    # The printed terms give the printed result: max(a, b) = t_step, within two roundings (≤ 1 %).
+    assert max(groups[0]) == pytest.approx(result, rel=1e-2)
+    assert result == pytest.approx(float(r.t_step_s), rel=5e-3)
+    assert r"\max\Big(\tfrac{2 N_a B}{C F},\ \tfrac{W + B\,kv(T)}{C\,bw}\Big)" in tex
+    assert "t_{comm}" not in tex and "t_{hop}" not in tex                      # zero here: not printed
+
+
+def test_step_equation_per_phase_mode_adds_up():
+    at = app({**_QUERY, "mode": "per-phase"})
+    assert_clean(at)
+    tex, groups, added, result = _step_equation(at)
+    r = decode_step(_system(chips=8).with_(mode="per-phase"), _B, _T)
+    # max(t_matmul, t_weights) + max(t_attn, t_kv)  (DESIGN.md "The physics", per-phase)
+    assert [len(g) for g in groups] == [2, 2] and added == [], tex
+    assert groups[0] == pytest.approx([float(r.t_matmul_s), float(r.t_weights_s)], rel=5e-3)
+    assert groups[1] == pytest.approx([float(r.t_attn_s), float(r.t_kv_s)], rel=5e-3)
+    assert max(groups[0]) + max(groups[1]) == pytest.approx(result, rel=1e-2)
+    assert result == pytest.approx(float(r.t_step_s), rel=5e-3)
+    # The lecture's single max of the same terms is a different number here: printing it (the old
+    # equation) would not have given this result.
+    lecture_max = max(groups[0][0], groups[0][1] + groups[1][1])
+    assert abs(lecture_max - result) > 0.05 * result
+    assert r"\mathrm{attn}(T)" in tex

@@ -6,7 +6,8 @@ import pytest
 
 from model import cluster, decode_step
 from tests.figure_checks import validate
-from ui import fig_moe
+from ui import fig_moe, figures
+from ui.plot import COUNT_DECADES
 
 
 def _vlines(fig: go.Figure) -> list[float]:
@@ -143,8 +144,56 @@ def test_tp_vs_gpus(sys70):
     assert "[ms]" in fig.layout.yaxis.title.text and "G (chips)" in fig.layout.xaxis.title.text
 
 
-def test_breakdown_keeps_the_shared_bars_and_moves_the_legend():
-    fig = fig_moe.breakdown({"matmul": 1e-3, "weights": 2e-3, "kv": 1e-3, "comm": 5e-4}, "lecture", "t")
+def test_breakdown_is_the_shared_step_breakdown():
+    terms = {"matmul": 1e-3, "weights": 2e-3, "kv": 1e-3, "comm": 5e-4}
+    fig = fig_moe.breakdown(terms, "lecture", "t")
     validate(fig)
     assert [t.name for t in fig.data] == ["matmul", "weights", "kv", "comm"]
-    assert fig.layout.legend.y < -0.2 and fig.layout.height >= 400
+    # The legend fix lives in figures.step_breakdown (legend hung from the figure's bottom edge).
+    assert fig.to_dict()["layout"] == figures.step_breakdown(terms, "lecture", "t").to_dict()["layout"]
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.y == 0
+
+
+# ---- log-axis labels: never Plotly's small digits 2 3 4 … 9 ("D1")
+
+@pytest.mark.parametrize("lo,hi,want", [
+    (1.0, 500.0, 1),          # 2.7 decades: powers of ten only
+    (1.0, 100.0, 1),          # exactly 2 decades: powers of ten
+    (2.0, 60.0, "D2"),        # 1.5 decades: 1, 2, 5, 10, 20, 50
+    (1.0, 10.0, "D2"),        # one decade: 1, 2, 5, 10
+    (3.0, 20.0, None),        # 0.8 decade: Plotly's own (few, fully labelled) ticks
+])
+def test_log_ticks_by_span(lo, hi, want):
+    ticks = fig_moe.log_ticks(np.geomspace(lo, hi, 7), [np.nan, 0.0, -1.0])   # NaN, 0, < 0 ignored
+    assert ticks.get("dtick") == want
+    assert ticks.get("dtick") != "D1"
+
+
+def test_count_ticks_powers_of_two_under_two_decades():
+    # G = 1…8 (a dense model's TP over an 8-GPU node): 1, 2, 4, 8 — not a lone "1" at the left edge.
+    t = fig_moe.count_ticks(np.arange(1.0, 9.0))
+    assert t["tickvals"] == [1, 2, 4, 8] and t["ticktext"] == ["1", "2", "4", "8"]
+    # G = 1…72: 1 … 64 and one more power of two covering 72.
+    assert fig_moe.count_ticks(np.arange(1.0, 73.0))["tickvals"] == [2.0 ** i for i in range(8)]
+    # ≥ 2 decades: 1, 10, 100, 1k.
+    assert fig_moe.count_ticks(np.geomspace(1, 512, 9)) == COUNT_DECADES
+
+
+def test_moe_log_axes_have_readable_labels(sys70, dsv3_lecture):
+    """The TP chart (G = 1…8, step times within two decades) and the all-to-all chart: no axis is
+    left to Plotly's automatic log labels, which on a tall chart are the small digits 2 3 4 … 9."""
+    sys70 = sys70.with_(scaleup_bandwidth_bytes_per_s=450e9)
+    g = np.arange(1.0, 9.0)
+    t = cluster.tensor_parallel_allreduce_time(sys70, 64, gpus=g, hop_latency_s=2e-6)
+    r = decode_step(sys70, 64, 8192, chips=g, t_comm=np.stack([np.zeros_like(g), t]))
+    tp = fig_moe.tp_vs_gpus(g, t, r.t_weights_s[1], r.t_step_s[0], r.t_step_s[1], r.bound[1], r.fits[1],
+                            domain=8, g_now=8, t_step_now=float(r.t_step_s[1][-1]))
+    validate(tp)
+    assert list(tp.layout.xaxis.tickvals) == [1, 2, 4, 8]
+    _, _, _, comm = _comm_fig(dsv3_lecture)
+    for fig in (tp, comm):
+        y = np.concatenate([np.asarray(tr.y, float) for tr in fig.data if tr.y is not None])
+        y = y[np.isfinite(y) & (y > 0)]
+        assert np.log10(y.max() / y.min()) >= 1              # a decade or more: Plotly would pick D1 or D2
+        assert fig.layout.yaxis.dtick in (1, "D2"), fig.layout.yaxis
+        assert fig.layout.xaxis.dtick == 1 or fig.layout.xaxis.tickvals is not None

@@ -4,6 +4,7 @@ import numpy as np
 
 from model import decode_step, system_balance_batch
 from ui import figures
+from ui.plot import FONT_SIZE
 
 
 def test_segments_split_runs_at_geometric_midpoints():
@@ -45,6 +46,21 @@ def test_step_breakdown_stacks_terms():
     kv = next(t for t in fig.data if t.name == "kv")
     assert list(kv.x) == [0.0, 3.0, 0.0]          # ms, on the memory side only
     assert fig.layout.barmode == "stack"
+
+
+def test_step_breakdown_legend_clears_the_axis_title():
+    """The legend hangs from the figure's bottom edge (container coordinates), and the bottom margin
+    holds the x tick labels, the x-axis title and two legend rows (a phone-width legend wraps):
+    at y = -0.2 of the short plot (the old layout) it lay on the axis title."""
+    fig = figures.step_breakdown({"matmul": 1e-3, "attention": 1e-4, "weights": 2e-3, "kv": 3e-3, "comm": 1e-4,
+                                  "hops": 1e-4}, "per-phase")
+    lg = fig.layout.legend
+    assert (lg.yref, lg.y, lg.yanchor, lg.orientation) == ("container", 0, "bottom", "h")
+    # Line heights ≈ 1.3 × font size; Plotly's legend rows are ≈ font + 10 px; the axis title sits
+    # ≈ 10 px under the tick labels.  14 px ticks, 17 px title, 14 px legend text (ui.plot.FONT_SIZE).
+    tick, title, row = 1.3 * (FONT_SIZE - 3), 1.3 * FONT_SIZE, (FONT_SIZE - 3) + 10
+    assert fig.layout.margin.b >= tick + 10 + title + 2 * row
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b >= 3 * 50   # three readable bars
 
 
 def test_pareto_has_a_point_per_fitting_batch(sys70):

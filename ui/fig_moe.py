@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import NOW_MARKER, TERM_COLORS, fit_curve, shade_bounds, step_breakdown
-from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout
+from .plot import COUNT_DECADES, DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 DOMAIN_COLOR = "#D62728"
 SCALEUP_COLOR = "#B279A2"
@@ -49,12 +49,41 @@ def _domain_edge(spec: Spec, domain: float, x_max: float, *, beyond: str) -> Non
 
 
 def breakdown(terms: dict[str, float], mode: str, title: str) -> go.Figure:
-    """The shared step breakdown, taller, with its legend clear of the axis title in a narrow column."""
-    fig = step_breakdown(terms, mode, title)
-    fig.layout.height = 420
-    fig.layout.margin.b = 150
-    fig.layout.legend.y = -0.32
-    return fig
+    """The shared step breakdown (its legend hangs below the axis title at any width)."""
+    return step_breakdown(terms, mode, title)
+
+
+def _span_decades(*values) -> float:
+    """Powers of ten spanned by the positive finite values (0 when there are none)."""
+    v = np.concatenate([np.ravel(np.asarray(a, float)) for a in values])
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.log10(v.max() / v.min())) if v.size else 0.0
+
+
+def log_ticks(*values) -> dict:
+    """Readable labels for a log axis over `values` (never Plotly's small-digit labels 2 3 4 … 9).
+
+    Plotly labels a tall log axis spanning one to two decades at every digit ("D1"), a column of
+    tiny numbers.  Here: ≥ 2 decades → powers of ten (DECADES); 1–2 decades → 1, 2, 5, 10, 20, 50 …
+    ("D2"); under one decade Plotly's own ticks, which are few and fully labelled.
+    """
+    out = decades_if_wide(*values)
+    if not out and _span_decades(*values) >= 1.0:
+        out = {"dtick": "D2", "minor": dict(DECADES["minor"])}
+    return out
+
+
+def count_ticks(counts) -> dict:
+    """Labels for a log axis of chip counts: 1, 10, 100, 1k … over ≥ 2 decades, else powers of two
+    (1, 2, 4, 8 … 64), so a narrow range such as G = 1…8 gets more than one label."""
+    c = np.asarray(counts, float)
+    c = c[np.isfinite(c) & (c > 0)]
+    if not c.size or _span_decades(c) >= 2.0:
+        return dict(COUNT_DECADES)
+    lo, hi = int(np.floor(np.log2(c.min()))), int(np.ceil(np.log2(c.max())))
+    vals = [2.0 ** i for i in range(lo, hi + 1)]
+    return {"tickvals": vals, "ticktext": [f"{v:,.0f}" if v >= 1 else f"{v:g}" for v in vals],
+            "minor": dict(DECADES["minor"])}
 
 
 def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray, t_comm: np.ndarray,
@@ -89,9 +118,11 @@ def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate=f"current G = {g_now:,.0f}: step %{{y:.4g}} ms, t_comm {t_comm_now * ms:.4g} ms"
                                "<extra></extra>")
+    y_ticks = log_ticks(_positive(t_scaleup) * ms, _positive(t_scaleout) * ms, _positive(t_comm) * ms,
+                        np.asarray(t_step_no_comm, float) * ms, np.asarray(t_step, float) * ms)
     spec.layout = base_layout(title, xaxis=axis("GPUs the expert layer spans, G (chips)", range=_log_range(g),
-                                                    **COUNT_DECADES),
-                              yaxis=axis("time per step [ms]"))
+                                                    **count_ticks(g)),
+                              yaxis=axis("time per step [ms]", **y_ticks))
     return spec.figure()
 
 
@@ -183,6 +214,9 @@ def tp_vs_gpus(gpus: np.ndarray, t_allreduce: np.ndarray, t_weights: np.ndarray,
               hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
     spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
                  hovertemplate="current G: %{y:.4g} ms<extra></extra>")
-    spec.layout = base_layout(title, xaxis=axis("tensor-parallel GPUs G (chips)", range=_log_range(g), **COUNT_DECADES),
-                              yaxis=axis("time per step [ms]"))
+    y_ticks = log_ticks(np.asarray(t_weights, float) * ms, _positive(t_allreduce) * ms,
+                        np.asarray(t_step_no_tp, float) * ms, np.asarray(t_step_tp, float) * ms)
+    x_axis = axis("tensor-parallel GPUs G (chips)", range=_log_range(g), **count_ticks(g))
+    spec.layout = base_layout(title, xaxis=x_axis,
+                              yaxis=axis("time per step [ms]", **y_ticks))
     return spec.figure()

@@ -139,6 +139,10 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     return spec.figure()
 
 
+BREAKDOWN_HEIGHT = 380     # px: three bars of ~60 px between the title and the bottom margin
+BREAKDOWN_MARGIN_B = 150   # px: tick labels + axis title (≈ 60 px) + two legend rows (≈ 2 × 28 px) + slack
+
+
 def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the step time goes") -> go.Figure:
     """Stacked horizontal bars of the step's terms [ms]: the compute side against the memory side."""
     parts = {"compute side": ["matmul"], "memory side": ["weights", "kv"], "communication": ["comm", "hops"]}
@@ -153,7 +157,13 @@ def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the s
             continue
         spec.trace("bar", y=rows, x=xs, name=term, orientation="h", marker={"color": TERM_COLORS[term]},
                    hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>")
-    spec.layout = base_layout(title, height=340, barmode="stack", hovermode="closest",
+    # The legend hangs from the figure's bottom edge (container coordinates), not at a fraction of
+    # this short plot's height (y = -0.2 of ~170 px landed on the x-axis title); the bottom margin
+    # holds the tick labels, the axis title and up to two legend rows (a phone's width).
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left",
+              "x": 0.0, "font": {"size": FONT_SIZE - 3}}
+    spec.layout = base_layout(title, height=BREAKDOWN_HEIGHT, barmode="stack", hovermode="closest", legend=legend,
+                              margin={"l": 80, "r": 30, "t": 60, "b": BREAKDOWN_MARGIN_B},
                               xaxis=axis("time per step [ms]", log=False),
                               yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": FONT_SIZE - 3}})
     return spec.figure()

@@ -58,11 +58,25 @@ else:
     st.latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
              rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
              r"\text{memory-bound at every batch}")
-mem = float(now.t_weights_s + now.t_kv_s)
-st.latex(rf"t_{{step}} = \max\Big(\underbrace{{\tfrac{{2 N_a B}}{{C F}}}}_{{{tex_num(float(now.t_matmul_s), 's')}}},\;"
-         rf"\underbrace{{\tfrac{{W + B\,kv(T)}}{{C\,bw}}}}_{{{tex_num(mem, 's')}}}\Big) = "
-         rf"{tex_num(float(now.t_step_s), 's')}\quad(N_a = {params(s.model.active_params)},\ "
-         rf"W = {tex_num(s.weight_bytes, 'B')},\ C = {C:g})")
+# The step time as the roofline mode in force combines it (DESIGN.md "The physics",
+# model.roofline.combine), each side with today's number: the printed terms give the printed t_step.
+# t_comm and the pipeline hops appear only when they are not zero.
+t_mm, t_w, t_kv, t_at = (float(now.t_matmul_s), float(now.t_weights_s), float(now.t_kv_s), float(now.t_attn_s))
+t_cm, t_hop = float(now.t_comm_s), float(now.t_hops_s)
+comm_sym, comm_num = (r",\ t_{comm}", rf",\ {tex_num(t_cm, 's')}") if t_cm > 0 else ("", "")
+hop_sym, hop_num = (r" + P\,t_{hop}", rf" + {tex_num(t_hop, 's')}") if t_hop > 0 else ("", "")
+if s.deployment.mode == "per-phase":
+    step_sym = (rf"\max\Big(\tfrac{{2 N_a B}}{{C F}},\ \tfrac{{W}}{{C\,bw}}{comm_sym}\Big) + "
+                r"\max\Big(\tfrac{B\,\mathrm{attn}(T)}{C F},\ \tfrac{B\,kv(T)}{C\,bw}\Big)")
+    step_num = (rf"\max({tex_num(t_mm, 's')},\ {tex_num(t_w, 's')}{comm_num}) + "
+                rf"\max({tex_num(t_at, 's')},\ {tex_num(t_kv, 's')})")
+else:
+    step_sym = rf"\max\Big(\tfrac{{2 N_a B}}{{C F}},\ \tfrac{{W + B\,kv(T)}}{{C\,bw}}{comm_sym}\Big)"
+    step_num = rf"\max({tex_num(t_mm, 's')},\ {tex_num(t_w + t_kv, 's')}{comm_num})"
+P = s.deployment.pipeline_stages
+st.latex(rf"t_{{step}} = {step_sym}{hop_sym} = {step_num}{hop_num} = {tex_num(float(now.t_step_s), 's')}"
+         rf"\allowbreak\quad(N_a = {params(s.model.active_params)},\ W = {tex_num(s.weight_bytes, 'B')},\ "
+         rf"C = {C:g}" + (rf",\ P = {P}" if P > 1 else "") + ")")
 
 per_phase = s.deployment.mode == "per-phase"
 c1, c2 = st.columns(2)
