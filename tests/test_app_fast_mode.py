@@ -27,7 +27,7 @@ def open_page(page_query: dict[str, str], sidebar_query: dict[str, str] | None =
     own; a link to the Fast Mode page brings its own parameters, which seed the page's dials on the
     page's first run (as in a browser opening /fast-mode?...).
     """
-    at = app(sidebar_query)
+    at = app(sidebar_query or V1)
     at.switch_page(PAGES["fast-mode"])
     at.query_params = {**at.query_params, **page_query}
     return at.run()

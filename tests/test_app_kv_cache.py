@@ -22,7 +22,7 @@ def kv_app(query: dict[str, str] | None = None, page_query: dict[str, str] | Non
     """Open the KV-cache page.  Sidebar parameters go in with the first run (default page); the page's
     own parameters are added before the page's first run, as when a link to the page is opened (the
     first run on the Batch page writes the URL back without them)."""
-    at = app(query)
+    at = app(query or V1)
     for k, v in (page_query or {}).items():
         at.query_params[k] = v
     at.switch_page(PAGES["kv-cache"]).run()

@@ -161,7 +161,8 @@ def link_version(q: dict[str, str | list[str]]) -> int:
         except ValueError:
             return dials.URL_VERSION
         return v if 1 <= v <= dials.URL_VERSION else dials.URL_VERSION
-    return 1 if q else dials.URL_VERSION
+    # Streamlit keeps its own parameters (embed, embed_options) out of st.query_params: they are not the link's.
+    return 1 if [k for k in q if k.lower() not in STREAMLIT_KEYS] else dials.URL_VERSION
 
 
 def default_of(dial: dials.Dial, version: int):

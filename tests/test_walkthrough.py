@@ -238,7 +238,8 @@ def test_presentation_qr_code_carries_the_share_link_of_a_non_default_view():
 
     from ui import qr
 
-    query = {"chip": "gb200", "model": "deepseek-v3", "b": "256", "ctx": "32768", "wk_step": "3", "wk_present": "1"}
+    query = {"chip": "h100", "model": "llama-3.1-70b", "b": "256", "ctx": "32768", "wk_step": "3", "wk_present": "1",
+             "v": "2"}
     at = app(query, page="walkthrough")
     assert_clean(at)
     assert _qr(at) is None                                         # hidden until asked for
