@@ -932,6 +932,17 @@ def _glue_dash_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
+USER_ERRORS = (CLIError, presets.PresetError, ValueError)
+"""What bad input raises: our own flag checks, a preset or file that does not parse, a spec's range check
+(worded with field and range)."""
+
+
+def user_error(e: Exception) -> int:
+    """One line on stderr for bad input; the exit code 2."""
+    print(f"error: {e.problems[0] if isinstance(e, presets.PresetError) else e}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = make_parser()
     try:
@@ -941,15 +952,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CLIError(f"a subcommand is required: choose from {', '.join(names)} "
                            "(see `python -m model --help`)")
         data, text = a.func(a)
-    except CLIError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except presets.PresetError as e:
-        print(f"error: {e.problems[0]}", file=sys.stderr)
-        return 2
-    except ValueError as e:  # a spec's own range check, worded with field and range
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as e:
+        return user_error(e)
     except Exception as e:  # a bug of ours: still one line, never a traceback
         print(f"error: internal error ({type(e).__name__}: {e}); please report the command line", file=sys.stderr)
         return 1

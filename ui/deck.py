@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import plotly
 
-from model import auto_chips, cli, presets
+from model import auto_chips, cli
 
 from . import dials
 from . import walkthrough as wk
@@ -545,15 +545,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         a = make_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         view = view_from_args(a)
         text = build_html(view)
-    except cli.CLIError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except presets.PresetError as e:
-        print(f"error: {e.problems[0]}", file=sys.stderr)
-        return 2
-    except ValueError as e:             # a spec's own range check, worded with field and range
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except cli.USER_ERRORS as e:
+        return cli.user_error(e)
     try:
         Path(a.out).write_text(text, encoding="utf-8")
     except OSError as e:
