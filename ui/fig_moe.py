@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import NOW_MARKER, TERM_COLORS, fit_curve, shade_bounds, step_breakdown
-from .plot import COUNT_DECADES, DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
+from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
 
 DOMAIN_COLOR = "#D62728"
 SCALEUP_COLOR = "#B279A2"
@@ -69,7 +69,7 @@ def log_ticks(*values) -> dict:
     """
     out = decades_if_wide(*values)
     if not out and _span_decades(*values) >= 1.0:
-        out = {"dtick": "D2", "minor": dict(DECADES["minor"])}
+        out = {"dtick": "D2"}
     return out
 
 
@@ -82,8 +82,7 @@ def count_ticks(counts) -> dict:
         return dict(COUNT_DECADES)
     lo, hi = int(np.floor(np.log2(c.min()))), int(np.ceil(np.log2(c.max())))
     vals = [2.0 ** i for i in range(lo, hi + 1)]
-    return {"tickvals": vals, "ticktext": [f"{v:,.0f}" if v >= 1 else f"{v:g}" for v in vals],
-            "minor": dict(DECADES["minor"])}
+    return {"tickvals": vals, "ticktext": [f"{v:,.0f}" if v >= 1 else f"{v:g}" for v in vals]}
 
 
 def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray, t_comm: np.ndarray,

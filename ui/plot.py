@@ -111,10 +111,10 @@ def axis(title: str, *, log: bool = True, **props: Any) -> dict[str, Any]:
     return out
 
 
-DECADES = {"dtick": 1, "tickformat": ",~g", "minor": {"showgrid": True, "gridcolor": "rgba(0,0,0,0.04)"}}
-"""Log-axis ticks at powers of ten only, with unlabelled minor grid lines: for axes known to span
-several decades (batch 1…65,536, context 1k…10M).  Fewer labels read better on a projector, and
-draw faster (a chart is redrawn from scratch on every dial move)."""
+DECADES = {"dtick": 1, "tickformat": ",~g"}
+"""Log-axis ticks and grid lines at powers of ten only: for axes known to span several decades (batch
+1…65,536, context 1k…10M).  Fewer labels read better on a projector; no minor grid lines, which were
+most of a log chart's SVG elements and of its redraw time."""
 COUNT_DECADES = {**DECADES, "tickformat": "~s"}
 """DECADES labelled 1, 10, 100, 1k … 10M: for counts (batch, context tokens), whose ",~g" labels turn
 into 1e+6 past a million."""

@@ -18,7 +18,7 @@ price = s.hardware.price_usd_per_hour
 page_header("Why tokens cost what they cost", view)
 
 # One vectorised call per chart: the whole batch sweep, then the current point.
-grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))
+grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [B]]))  # 6 points per octave
 sweep = decode_step(s, grid, T)
 now = decode_step(s, B, T)
 # With efficiencies below 1 (sidebar, or fitted on the Reality-check page), the ideal curve is drawn too.

@@ -177,8 +177,8 @@ if len(views) == 1:
             icon="ℹ️")
 
 # ---------------------------------------------------------------- model calls: one sweep per config per chart
-b_grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))
-t_grid = np.unique(np.concatenate([np.geomspace(T_MIN, T_MAX, 241), CONTEXT_OPTIONS, [T]]))
+b_grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [B]]))
+t_grid = np.unique(np.concatenate([np.geomspace(T_MIN, T_MAX, 97), CONTEXT_OPTIONS, [T]]))
 ib, it = int(np.searchsorted(b_grid, B)), int(np.searchsorted(t_grid, T))
 res = {}
 for i, v in views.items():

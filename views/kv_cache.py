@@ -85,7 +85,7 @@ def metric_words(t: float) -> str:
 # ---------------------------------------------------------------- model calls (one per chart)
 t_cross = float(kv_crossover_context(s, B))                 # KV fetch = weight fetch at this batch
 t_never = context_never_compute_bound(s)                     # KV fetch = matmul, at every batch
-grid = np.unique(np.concatenate([np.geomspace(T_MIN, T_MAX, 301), CONTEXT_OPTIONS, [T]]))
+grid = np.unique(np.concatenate([np.geomspace(T_MIN, T_MAX, 121), CONTEXT_OPTIONS, [T]]))
 sweep = decode_step(s, B, grid)                              # chart 1: cost against context
 realistic = s.deployment.mfu < 1 or s.deployment.bw_util < 1     # then the ideal curve is drawn too
 ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), B, grid).usd_per_mtok if realistic else None
