@@ -19,11 +19,7 @@ from tests.browser import (
     MISSING_CHROMIUM,
     RUN_TIMEOUT_MS,
     VIEWPORT,
-    app_page,
-    app_url,
     arm_plot_observer,
-    chromium_browser,
-    chromium_path,
     open_app,
     page_problems,
     press_and_time,
@@ -31,10 +27,7 @@ from tests.browser import (
     slider_thumb,
     wait_for_app_run,
 )
-
-# The fixtures are used by name; importing them here is how pytest finds them (tests/conftest.py
-# is not ours to edit).
-__all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
+from ui import dials
 
 pytestmark = pytest.mark.browser
 
@@ -119,19 +112,23 @@ def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
         headings = app_page.get_by_test_id("stMain").locator("h1").all_inner_texts()
         pytest.fail(f"{path}: no Plotly chart (.js-plotly-plot) visible after {CHART_TIMEOUT_MS / 1000:g} s; "
                     f"page headings: {headings}", pytrace=False)
-    assert _path(app_page.url) == path, f"opened {path}, the app moved to {app_page.url}"
+    want = "/batch" if path == "/" else path        # `/` forwards to the Batch page's own path
+    assert _path(app_page.url) == want, f"opened {path}, the app moved to {app_page.url}"
     assert _heading(app_page).startswith(PAGES[path])
     _assert_clean(app_page, path)
 
 
 def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app_page, app_url, chromium_browser):
-    """A user nudges the batch dial with the keyboard: the chart redraws, the URL says b=96,
-    and that URL opened in a fresh browser shows the same dial and the same cost."""
+    """A user nudges the batch dial with the keyboard: the chart redraws, the URL names the next batch
+    (and the link version), and that URL opened in a fresh browser shows the same dial and the same cost."""
+    b0 = dials.DEFAULTS["b"]
+    b1 = str(dials.BATCH_OPTIONS[dials.BATCH_OPTIONS.index(b0) + 1])
+    version = str(dials.URL_VERSION)
     page = app_page
     open_app(page, app_url + "/")
     thumb = slider_thumb(page, "Batch")
     expect(thumb).to_have_count(1)
-    expect(thumb).to_have_attribute("aria-valuetext", "64")
+    expect(thumb).to_have_attribute("aria-valuetext", str(b0))
     assert "b" not in _query(page.url), f"the default batch must stay out of the URL: {page.url}"
     cost_before = _cost_metric(page)
     data_before = page.evaluate(PLOT_DATA_JS)
@@ -141,9 +138,9 @@ def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app
     press_and_time(page, thumb, "ArrowRight", timeout=RUN_TIMEOUT_MS)  # raises if no chart changed
     wait_for_app_run(page)
 
-    expect(thumb).to_have_attribute("aria-valuetext", "96")
-    expect(page).to_have_url(re.compile(r"[?&]b=96(&|$)"))
-    assert _query(page.url) == {"b": ["96"]}, f"only the moved dial belongs in the URL: {page.url}"
+    expect(thumb).to_have_attribute("aria-valuetext", b1)
+    expect(page).to_have_url(re.compile(rf"[?&]b={b1}(&|$)"))
+    assert _query(page.url) == {"b": [b1], "v": [version]}, f"only the moved dial belongs in the URL: {page.url}"
     data_after = page.evaluate(PLOT_DATA_JS)
     assert data_after != data_before, "the chart's DOM changed but no figure's data did"
     cost_after = _cost_metric(page)
@@ -155,9 +152,9 @@ def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app
     try:
         fresh = context.new_page()
         open_app(fresh, shared)
-        expect(slider_thumb(fresh, "Batch")).to_have_attribute("aria-valuetext", "96")
+        expect(slider_thumb(fresh, "Batch")).to_have_attribute("aria-valuetext", b1)
         assert _cost_metric(fresh) == cost_after, "the shared link shows a different cost"
-        assert _query(fresh.url) == {"b": ["96"]}, f"the shared link lost its parameter: {fresh.url}"
+        assert _query(fresh.url) == {"b": [b1], "v": [version]}, f"the shared link lost its parameter: {fresh.url}"
         _assert_clean(fresh, f"opening the shared link {shared}")
     finally:
         context.close()
@@ -176,14 +173,14 @@ def test_garbled_url_shows_a_notice_not_a_traceback(app_page, app_url):
 def test_shared_link_keeps_its_page(app_page, app_url):
     """A link to the KV page with a context opens the KV page with that context, and its share box
     offers a link to the same page."""
-    open_app(app_page, app_url + "/kv-cache?ctx=200000", charts=False)
+    open_app(app_page, app_url + "/kv-cache?ctx=200000&v=2", charts=False)
     assert _path(app_page.url) == "/kv-cache", f"the link landed on {app_page.url}"
-    assert _query(app_page.url) == {"ctx": ["200000"]}
+    assert _query(app_page.url) == {"ctx": ["200000"], "v": ["2"]}
     assert _heading(app_page).startswith("KV cache")
     expect(slider_thumb(app_page, "Context")).to_have_attribute("aria-valuetext", "200k")
     share = app_page.get_by_test_id("stSidebar").get_by_test_id("stCode").last
     expect(share).to_contain_text("/kv-cache?ctx=200000")
-    _assert_clean(app_page, "/kv-cache?ctx=200000")
+    _assert_clean(app_page, "/kv-cache?ctx=200000&v=2")
 
 
 def test_walkthrough_arrow_keys_move_the_step_and_the_url(app_page, app_url):

@@ -21,11 +21,7 @@ from playwright.sync_api import expect
 
 from tests.browser import (
     VIEWPORT,
-    app_page,
-    app_url,
     arm_plot_observer,
-    chromium_browser,
-    chromium_path,
     open_app,
     page_problems,
     press_and_time,
@@ -33,8 +29,7 @@ from tests.browser import (
     streamlit_server,
     wait_for_app_run,
 )
-
-__all__ = ["app_page", "app_url", "chromium_browser", "chromium_path"]
+from ui import dials
 
 pytestmark = pytest.mark.browser
 
@@ -100,7 +95,8 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
     press_and_time(page, thumb, "ArrowRight")        # raises if no chart changed
     wait_for_app_run(page)
     page.wait_for_function(SETTLED_JS)
-    expect(thumb).to_have_attribute("aria-valuetext", "96")
+    b1 = dials.BATCH_OPTIONS[dials.BATCH_OPTIONS.index(dials.DEFAULTS["b"]) + 1]   # one step right of the default
+    expect(thumb).to_have_attribute("aria-valuetext", str(b1))
 
     tags = page.evaluate(f"() => {PLOTS}.map(g => g.__tag)")
     assert tags == [f"chart-{i}" for i in range(n)], f"charts were replaced, not updated: {tags}"

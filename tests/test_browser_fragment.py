@@ -17,12 +17,10 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     RUN_TIMEOUT_MS,
     VIEWPORT,
     open_app,
     page_problems,
-    require_chromium,
     slider_thumb,
     streamlit_process,
     wait_for_app_run,
@@ -45,15 +43,6 @@ def traced_url() -> Iterator[str]:
             os.environ["ROOFLINE_TRACE_RUNS"] = old
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=require_chromium(), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 def _count(page, what: str) -> int:
     text = page.get_by_text(re.compile(rf"^{what} runs: \d+$")).first.inner_text()
     return int(text.rsplit(" ", 1)[1])
@@ -63,8 +52,8 @@ def _share(page) -> str:
     return page.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text()
 
 
-def test_page_dial_reruns_only_the_page_and_updates_url_and_share_box(traced_url, browser):
-    ctx = browser.new_context(viewport=VIEWPORT)
+def test_page_dial_reruns_only_the_page_and_updates_url_and_share_box(traced_url, chromium_browser):
+    ctx = chromium_browser.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
     page.set_default_timeout(RUN_TIMEOUT_MS)
     try:

@@ -38,11 +38,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser import RUN_TIMEOUT_MS, app_url, chromium_browser, chromium_path, page_problems, wait_for_app_run
+from tests.browser import RUN_TIMEOUT_MS, page_problems, wait_for_app_run
 from tests.test_browser import NO_CHART, PAGES
 from ui.style import NAV_LABEL
-
-__all__ = ["app_url", "chromium_browser", "chromium_path"]   # fixtures, found by name
 
 pytestmark = pytest.mark.browser
 

@@ -12,12 +12,10 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import (
-    CHROMIUM_ARGS,
     RUN_TIMEOUT_MS,
     VIEWPORT,
     open_app,
     page_problems,
-    require_chromium,
     streamlit_process,
 )
 
@@ -26,13 +24,10 @@ pytestmark = pytest.mark.browser
 NOT_FOUND = re.compile("Page not found|does not seem to exist")
 
 
-def test_batch_deep_link_on_a_fresh_server_and_root_forwards_with_the_link():
-    from playwright.sync_api import sync_playwright
-
-    with streamlit_process() as (url, _proc), sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=require_chromium(), headless=True, args=CHROMIUM_ARGS)
+def test_batch_deep_link_on_a_fresh_server_and_root_forwards_with_the_link(chromium_browser):
+    with streamlit_process() as (url, _proc):
+        ctx = chromium_browser.new_context(viewport=VIEWPORT)
         try:
-            ctx = browser.new_context(viewport=VIEWPORT)
             page = ctx.new_page()
             page.set_default_timeout(RUN_TIMEOUT_MS)
             console: list[str] = []
@@ -52,6 +47,5 @@ def test_batch_deep_link_on_a_fresh_server_and_root_forwards_with_the_link():
             share = page.get_by_test_id("stSidebar").get_by_test_id("stCode").inner_text()
             assert "/batch?" in share and "ctx=4096" in share
             assert page_problems(page) == []
-            ctx.close()
         finally:
-            browser.close()
+            ctx.close()

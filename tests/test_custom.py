@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from model import decode_step, presets
 from model.roofline import System, auto_chips
 from model.specs import Precision
-from tests.apptest_helpers import app, assert_clean, metrics
+from tests.apptest_helpers import V1, app, assert_clean, metrics
 from ui import custom
 from ui.format import seconds
 
@@ -111,10 +111,10 @@ def test_custom_model_from_the_url_with_auto_chips():
 
 
 def test_custom_choice_without_a_definition_falls_back_with_a_warning():
-    at = app({"chip": "custom"})
+    at = app({"chip": "custom", "v": "2"})
     assert not at.exception
     assert any("Custom chip not used" in w.value for w in at.warning)
-    assert "NVIDIA H100" in at.caption[0].value
+    assert at.caption[0].value.startswith("NVIDIA GB200 NVL72")         # today's default chip
 
 
 def test_garbled_custom_parameter_gives_a_notice_naming_it_and_the_field():
@@ -131,7 +131,7 @@ def _input(at, label_start):
 
 
 def test_editor_use_puts_the_chip_in_the_sidebar_and_the_link():
-    at = app(page="custom")
+    at = app(V1, page="custom")
     assert_clean(at)
     _input(at, "HBM bandwidth").set_value(4.0).run()
     assert "xhw=h100~bw:4e12" in " ".join(c.value for c in at.caption)
@@ -142,7 +142,7 @@ def test_editor_use_puts_the_chip_in_the_sidebar_and_the_link():
 
 
 def test_editor_rejects_an_impossible_model_with_the_field_named():
-    at = app(page="custom")
+    at = app(V1, page="custom")
     _input(at, "Active parameters").set_value(5000.0).run()      # 5 T active > 70.6 B total
     assert not at.exception
     assert any("active_params" in e.value for e in at.error)
@@ -157,7 +157,7 @@ GOOD_CHIP = {"source": "test sheet", "date": "2026-12", "flops_bf16_per_s": 2e15
 
 
 def test_upload_a_valid_file_loads_it_into_the_editor():
-    at = app(page="custom")
+    at = app(V1, page="custom")
     at.file_uploader(key="_cu_hardware_upload").set_value(("mine.json", _doc("hardware", GOOD_CHIP),
                                                            "application/json")).run()
     assert not at.exception
@@ -181,7 +181,7 @@ def test_upload_a_valid_file_loads_it_into_the_editor():
     (b"a: &a [*a, *a]\nb: !!python/object/apply:os.system ['true']", "not valid YAML or JSON"),
 ])
 def test_malformed_uploads_name_the_problem(data, says):
-    at = app(page="custom")
+    at = app(V1, page="custom")
     at.file_uploader(key="_cu_hardware_upload").set_value(("bad.yaml", data, "application/x-yaml")).run()
     assert not at.exception
     assert any("was not loaded" in e.value for e in at.error)
@@ -195,7 +195,7 @@ BARE_CHIP = {"flops_bf16_per_s": 2e15, "hbm_bytes": 1.9e11, "hbm_bandwidth_bytes
 
 
 def test_an_upload_without_sources_loads_and_is_marked_unsourced():
-    at = app(page="custom")
+    at = app(V1, page="custom")
     at.file_uploader(key="_cu_hardware_upload").set_value(("bare.json", _doc("hardware", BARE_CHIP),
                                                            "application/json")).run()
     assert not at.exception and not at.error
