@@ -186,7 +186,8 @@ def test_batch_floor_weight_share_and_unbatched_ratio(query):
     share = floor / float(one.t_step_s)
     assert f"At B = 1 the weight read is {100 * share:.3g} % of the step" in text
     assert ("starts flat, near the floor" if share >= 0.5 else "is already off the floor") in text
-    grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [B]]))
+    # The page's sweep (6 points per octave, the dial's options and B): the claim names a batch of it.
+    grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [B]]))
     sw = decode_step(s, grid, T)
     cost = np.asarray(sw.usd_per_mtok)
     fits = np.asarray(sw.fits, bool)

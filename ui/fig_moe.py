@@ -41,7 +41,8 @@ def _domain_edge(spec: Spec, domain: float, x_max: float, *, beyond: str) -> Non
         return
     if x_max > domain:
         spec.vrect(domain, x_max, color=DOMAIN_COLOR, opacity=0.06)
-        spec.label(domain, 0.04, beyond, xanchor="left", xshift=6, align="left",
+        # Right-aligned at the axis end: inside the plot however narrow the band past D is.
+        spec.label(x_max, 0.04, beyond, xanchor="right", xshift=-4, align="right",
                    font={"size": FONT_SIZE - 4, "color": DOMAIN_COLOR}, bgcolor="rgba(255,255,255,0.7)")
     spec.vline(domain, color=DOMAIN_COLOR, dash="solid", width=3)
     spec.label(domain, 0.88, f"scale-up domain D = {domain:,.0f}", xanchor="right", xshift=-4,

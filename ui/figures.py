@@ -97,6 +97,7 @@ def fit_curve(spec: Spec, x: np.ndarray, y: np.ndarray, fits: np.ndarray, *, nam
                      hovertemplate=hover + " (does not fit)<extra></extra>", **props)
 
 
+CURVE_MARGIN_B = 190   # px under a batch chart: tick labels, the axis title and up to three legend rows
 B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
 
 
@@ -134,8 +135,13 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
         vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
               dash="dot", position="bottom")
     y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
+    # The legend hangs from the figure's bottom edge (as in step_breakdown): on a phone the batch labels
+    # turn upright and push the axis title down onto a legend placed at a fraction of the plot height.
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left", "x": 0.0,
+              "font": {"size": FONT_SIZE - 3}}
     spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
-                              yaxis=axis(y_title, **y_ticks))
+                              yaxis=axis(y_title, **y_ticks), legend=legend,
+                              margin={"l": 80, "r": 30, "t": 60, "b": CURVE_MARGIN_B})
     return spec.figure()
 
 

@@ -176,8 +176,9 @@ with c3:
                      rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
                      rf"&= {ratio_now:.3g}\ "
                      + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
-        names = {"preset": f"{hw.name}: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s per direction" if has_preset
-                 else "", "1/8": "lecture: scale-out 1/8 of scale-up"}
+        # Legend names short enough for a phone's width: the chip is named in the caption above.
+        names = {"preset": f"chip: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s" if has_preset
+                 else "", "1/8": "lecture: scale-out = 1/8"}
         colors = {"preset": "#4C78A8", "1/8": "#7F3C8D"}
         curves = [(names[r[0]] + f" (k = {k})", ratio[j], colors[r[0]], j == sel) for j, r in enumerate(cut_rows)]
         fig = fig_pipeline.cut_ratio_vs_layers(layers, curves, now=None if P == 1 else (lps_now, ratio_now),
