@@ -62,10 +62,7 @@ CHART_TOLERANCE_PX = 2  # SVG text boxes include the glyphs' side bearings
 KNOWN_UNFIT: dict[str, dict[str, str]] = {
     "phone": {
         "/fast-mode": "ui/fig_fast_mode.py: two side-by-side panels at 390 px; a legend entry on the x-axis title",
-        "/kv-cache": "ui/fig_kv.py: x-axis title and the '◀ current model' note run past the chart's right edge",
-        "/context": "ui/fig_context.py: three titles of 60-70 characters run past the chart's right edge",
         "/remat": "ui/fig_remat.py: the Feistel diagram's 'y = (y + f(x)) − f(x)' note runs past the right edge",
-        "/memory-tiers": "ui/fig_tiers.py: two long titles run past the right edge; a legend entry on the x-axis title",
     },
     "projector": {
         "/walkthrough": "views/walkthrough.py / ui/walkthrough.py: presentation mode is ~1,375 px tall at 1920 px "
