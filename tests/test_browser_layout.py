@@ -61,7 +61,6 @@ CHART_TOLERANCE_PX = 2  # SVG text boxes include the glyphs' side bearings
 # passes while listed fails, so the list shrinks as the builders are fixed.
 KNOWN_UNFIT: dict[str, dict[str, str]] = {
     "phone": {
-        "/fast-mode": "ui/fig_fast_mode.py: two side-by-side panels at 390 px; a legend entry on the x-axis title",
         "/remat": "ui/fig_remat.py: the Feistel diagram's 'y = (y + f(x)) − f(x)' note runs past the right edge",
     },
     "projector": {
