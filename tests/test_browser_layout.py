@@ -64,9 +64,6 @@ KNOWN_UNFIT: dict[str, dict[str, str]] = {
         "/remat": "ui/fig_remat.py: the Feistel diagram's 'y = (y + f(x)) − f(x)' note runs past the right edge",
     },
     "projector": {
-        "/walkthrough": "views/walkthrough.py / ui/walkthrough.py: presentation mode is ~1,375 px tall at 1920 px "
-                        "wide, the step's equation and links below the 1080 px fold (a 540 px chart, the CSV "
-                        "button and caption)",
     },
 }
 
