@@ -50,7 +50,11 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     assert fm.batch_standard is not None
     assert m["Standard batch B_std"] == number(fm.batch_standard)
     assert m["Fast batch B_fast"] == number(fm.batch_fast)
-    assert len(charts(at)) == 1
+    # Two figures (latency, cost) in two columns: side by side on a wide screen, stacked on a phone.
+    lat, cost = charts(at)
+    assert "[ms]" in lat["layout"]["yaxis"]["title"]["text"] and lat["layout"]["title"]["text"].startswith("Latency")
+    assert "[$ per million" in cost["layout"]["yaxis"]["title"]["text"]
+    assert cost["layout"]["title"]["text"].startswith("Cost")
     assert written(at) == {}                       # defaults stay out of the URL
 
 
@@ -148,7 +152,7 @@ def test_no_solution_explains_why():
     warns = " ".join(w.value for w in at.warning)
     assert fm.reason in warns and "No fast mode" in warns
     assert metrics(at)["Standard batch B_std"] == "—"
-    assert len(charts(at)) == 1                               # the curves are still drawn
+    assert len(charts(at)) == 2                               # the curves are still drawn
 
 
 def test_beyond_the_latency_floor_is_explained():
@@ -206,5 +210,5 @@ def test_offers_table_lists_every_fast_mode_preset():
 def test_extremes_run_clean(sidebar, page):
     at = open_page(page, sidebar)
     assert_clean(at)
-    assert len(charts(at)) == 1
+    assert len(charts(at)) == 2
     assert at.title[0].value.startswith("Fast mode")

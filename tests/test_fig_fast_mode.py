@@ -187,3 +187,40 @@ def test_label_arrows_point_at_the_operating_points(setup):
         assert left.y == pytest.approx(np.log10(lat * 1e3)) and right.y == pytest.approx(np.log10(usd))
         assert left.ax < 0 < right.ax and left.ay < 0 and right.ay < 0        # up-left (latency), up-right (cost)
         assert left.arrowcolor == right.arrowcolor
+
+
+def test_panels_are_the_two_subplots_as_separate_figures(setup, sys70):
+    """fast_mode_panels draws each subplot of fast_mode_curves as its own figure (the page stacks them on
+    a phone): the same traces (all in the legend now), the same floors and labels, one title each."""
+    r, grid, fm, floors = setup["r"], setup["grid"], setup["fm"], setup["floors"]
+    two = setup["fig"]
+    points = [("standard", fm.batch_standard, fm.t_step_standard_s, fm.usd_per_mtok_standard, ffm.STANDARD_COLOR),
+              ("fast", fm.batch_fast, fm.t_step_fast_s, fm.usd_per_mtok_fast, ffm.FAST_COLOR)]
+    ref = setup["ref"]
+    ref_points = [("standard, no KV", ref.batch_standard, ref.t_step_standard_s, ref.usd_per_mtok_standard, "#00f"),
+                  ("fast, no KV", ref.batch_fast, ref.t_step_fast_s, ref.usd_per_mtok_fast, "#f00")]
+    lat, cost = ffm.fast_mode_panels(grid, r.t_step_s[0], r.usd_per_mtok[0], r.fits[0], r.bound[0], points,
+                                     float(floors.t_weights_s[0]), float(floors.usd_per_mtok[1]), setup["b_star"],
+                                     curve_name="roofline at T = 1k",
+                                     reference=("no KV (T = 0)", r.t_step_s[1], r.usd_per_mtok[1]),
+                                     reference_points=ref_points, titles=("Latency: A", "Cost: B"))
+    for fig, xaxis in ((lat, "x"), (cost, "x2")):
+        validate(fig)
+        mine = [t for t in two.data if t.xaxis == xaxis]
+        assert [t.name for t in fig.data] == [t.name for t in mine]
+        for a, b in zip(fig.data, mine):
+            assert list(a.x) == list(b.x)
+            assert np.allclose(np.asarray(a.y, float), np.asarray(b.y, float), equal_nan=True)
+        assert all(t.showlegend for t in fig.data)                     # each figure carries its legend
+        assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
+        assert "batch" in fig.layout.xaxis.title.text and fig.layout.xaxis.tickformat == "~s"   # 1, 10, … 1k
+    assert lat.layout.title.text == "Latency: A" and cost.layout.title.text == "Cost: B"
+    assert "[ms]" in lat.layout.yaxis.title.text
+    assert "[$ per million output tokens]" in cost.layout.yaxis.title.text and cost.layout.yaxis.tickprefix == "$"
+    # The latency floor W/(C·bw) on the latency figure only, the slow-mode floor on the cost figure only.
+    lat_floor_ms = float(floors.t_weights_s[0]) * 1e3
+    assert any("latency floor" in a.text for a in lat.layout.annotations)
+    assert not any("latency floor" in a.text for a in cost.layout.annotations)
+    assert any("slow-mode floor" in a.text for a in cost.layout.annotations)
+    assert any(s.type == "line" and s.y0 == pytest.approx(lat_floor_ms) for s in lat.layout.shapes)
+    assert lat.layout.yaxis.range == two.layout.yaxis.range and cost.layout.yaxis.range == two.layout.yaxis2.range

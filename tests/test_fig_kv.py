@@ -131,7 +131,10 @@ def test_kv_bars_sorted_coloured_and_highlighted():
     assert list(gqa.x) == pytest.approx([327.68, 516.096])          # kB
     assert list(gqa.marker.line.width) == [4, 0]                     # only the current model outlined
     assert list(bars["MLA"].marker.line.width) == [0]
-    assert any(a.text == "◀ current model" and a.y == "Llama 3.1 70B" for a in fig.layout.annotations)
+    # The current model is named in red, bold, on its own axis label; the other labels are the plain names.
+    ticks = dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext))
+    assert ticks["Llama 3.1 70B"] == '<span style="color:#D62728"><b>Llama 3.1 70B ▶</b></span>'
+    assert ticks["DeepSeek-V3"] == "DeepSeek-V3"
     # Reference line at 3.386 kB, named in the legend.
     assert 3.386 in [pytest.approx(x) for x in _vline_xs(fig)]
     assert any(t.name == "tier implies 3,386 B" for t in fig.data)
@@ -143,7 +146,7 @@ def test_kv_bars_sparse_read_markers():
                                    read_per_token=[1e3, 0.5e3], read_label="read (sparse)")
     dia = next(t for t in fig.data if t.name == "read (sparse)")
     assert list(dia.y) == ["b", "a"] and list(dia.x) == pytest.approx([0.5, 1.0])
-    assert not any(a.text == "◀ current model" for a in fig.layout.annotations)
+    assert list(fig.layout.yaxis.ticktext) == list(fig.layout.yaxis.tickvals) == ["b", "a"]   # none highlighted
 
 
 def test_every_builder_validates_with_all_options():
@@ -182,7 +185,7 @@ def test_every_builder_validates_with_all_options():
         refs=[("tier implies 3,386 B", 3386.0, fig_kv.TIER_COLOR), ("lecture: 2,048 B", 2048.0, "#555"),
               ("not finite", float("nan"), "red")])
     validate(fig)
-    assert fig.layout.margin.l == 260 and fig.layout.margin.b == 110       # wide left margin, the rest kept
+    assert fig.layout.margin.b == 110 and fig.layout.yaxis.automargin     # the names push the left margin
     assert fig.layout.barmode == "overlay" and fig.layout.hovermode == "closest"
     validate(fig_kv.kv_per_token_bars(names, vals, kinds, None, "t"))
 

@@ -24,6 +24,13 @@ def test_feistel_diagram_draws_both_directions():
     x0, x1 = fig.layout.xaxis.range
     assert all(x0 <= s.x0 <= x1 and x0 <= s.x1 <= x1 for s in fig.layout.shapes)
     assert all(x0 <= a.x <= x1 for a in fig.layout.annotations)
+    # The wires' names at the divider (forward outputs, inverse inputs) sit above their wires and point
+    # away from it, so that on a narrow chart they do not run into each other.
+    (divider,) = [s for s in fig.layout.shapes if s.type == "line" and s.line.dash == "dot"]
+    near = [a for a in fig.layout.annotations if a.text in ("<b>y + f(x)</b>", "<b>x</b>")
+            and abs(a.x - divider.x0) < 2]
+    assert len(near) == 4 and all(a.yanchor == "bottom" for a in near)
+    assert all((a.xanchor == "right") == (a.x < divider.x0) for a in near)
 
 
 def _depth_fig(hbm=80.0):

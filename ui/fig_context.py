@@ -5,6 +5,7 @@ Assembled from plain dicts with `ui.plot.Spec` (fast; validated in tests/test_fi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -53,6 +54,39 @@ class Series:
 def _finite_pos(*arrays: np.ndarray) -> np.ndarray:
     vals = np.concatenate([np.ravel(np.asarray(a, float)) for a in arrays]) if arrays else np.array([])
     return vals[np.isfinite(vals) & (vals > 0)]
+
+
+TITLE_WIDTH = 42     # characters of a chart title per line: about what a 390 px phone shows at the title's size
+TITLE_LINE_PX = 28   # the top margin each further title line needs
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """A long title broken into lines of at most `width` characters (Plotly never wraps a title: past
+    the chart's edge it is cut off): after a colon or before a parenthesis when one falls in the first
+    line, else at the last space that fits, never inside "B = 4096".  Each break keeps its space
+    (" <br>"), so a reader that strips the tags (the CSV's chart column) still reads the words apart."""
+    if len(title) <= width:
+        return title
+    head = title[:width + 1]
+    cuts = [i + 1 for i in (head.rfind(": "), head.rfind(", ")) if i > width // 3]
+    cuts += [i for i in (head.rfind(" ("), head.rfind(" — ")) if i > width // 3]
+    if not cuts:     # the last space that fits and does not touch an "="
+        cuts = [m.start() for m in re.finditer(r"(?<![=×÷]) (?![=×÷])", head)][-1:]
+    if not cuts:
+        return title
+    cut = max(cuts)
+    return title[:cut].rstrip() + " <br>" + wrap_title(title[cut:].lstrip(), width)
+
+
+def titled_layout(title: str, **props) -> dict:
+    """`base_layout` with the title wrapped for a phone, the top margin and the height grown by its
+    extra lines (the plot area keeps its size)."""
+    text = wrap_title(title)
+    out = base_layout(text, **props)
+    extra = text.count("<br>") * TITLE_LINE_PX
+    out["margin"] = {**out["margin"], "t": out["margin"]["t"] + extra}
+    out["height"] = out["height"] + extra
+    return out
 
 
 RATIO_TICKS = (20, 50, 100, 150, 200, 300, 400, 500, 700, 1000, 1500, 2000, 3000, 5000)
@@ -131,7 +165,7 @@ def cost_vs_context(context: np.ndarray, curves: Sequence[Curve], *, floors: Seq
         mark(spec, x, label, color, y=0.92 - 0.1 * i, x_range=(lo, hi))
     ys = _finite_pos(*(c.y for c in curves), *(c.y for c in floors), [usd_now])
     ylo, yhi = (float(ys.min()), float(ys.max())) if ys.size else (1e-3, 1.0)
-    spec.layout = base_layout(title, height=560,
+    spec.layout = titled_layout(title, height=560,
                               xaxis=axis("context T (tokens)", range=[float(np.log10(lo)), float(np.log10(hi))]),
                               yaxis=axis("cost [$ per million output tokens]",
                                          range=[float(np.log10(ylo)) - 0.1, float(np.log10(yhi)) + 0.15]))
@@ -190,7 +224,7 @@ def crossover_by_chip(x: np.ndarray, series: Sequence[Series], *, names: Sequenc
         ticks = [t for t in RATIO_TICKS if lo_x <= t <= hi_x]
         xaxis = axis(x_title, range=[float(np.log10(lo_x)), float(np.log10(hi_x))], tickvals=ticks,
                      ticktext=[f"{t:g}" for t in ticks])
-    spec.layout = base_layout(title, height=580, hovermode="closest", xaxis=xaxis,
+    spec.layout = titled_layout(title, height=580, hovermode="closest", xaxis=xaxis,
                               yaxis=axis("context where KV read = matmul time [tokens]", tickformat="~s",
                                          range=[float(np.log10(ylo)) - 0.3, float(np.log10(yhi)) + 0.3]))
     return spec.figure()
@@ -228,7 +262,7 @@ def crossover_vs_fraction(fraction: np.ndarray, curves: Sequence[Curve], *, f_no
     ys = _finite_pos(*(c.y for c in curves), [v for _, v, _ in sqrt_lines], [band[1]] if band else [],
                      [month] if month else [])
     ylo, yhi = (float(ys.min()), float(ys.max())) if ys.size else (1.0, 1e6)
-    spec.layout = base_layout(title, height=560, hovermode="closest",
+    spec.layout = titled_layout(title, height=560, hovermode="closest",
                               xaxis=axis("fraction of the context read per step, f", tickformat="~g",
                                          range=[float(np.log10(f.min())) - 0.05, float(np.log10(f.max())) + 0.05]),
                               yaxis=axis("context where KV read = matmul time [tokens]", tickformat="~s",
@@ -265,7 +299,7 @@ def ratio_by_chip(year: np.ndarray, ratio: np.ndarray, *, names: Sequence[str], 
                      marker={"size": 24, "color": NOW_MARKER["color"], "symbol": "circle-open", "line": {"width": 3}},
                      cliponaxis=False, hoverinfo="skip")
     xf, yf = x[np.isfinite(x)], _finite_pos(y, [claim])
-    spec.layout = base_layout(title, height=480, hovermode="closest",
+    spec.layout = titled_layout(title, height=480, hovermode="closest",
                               xaxis=axis("chip announced (year)", log=False, dtick=1,
                                          range=[float(xf.min()) - 0.6, float(xf.max()) + 0.8] if xf.size else None),
                               yaxis=axis(f"FLOP/s ÷ HBM bytes/s at {dtype} [FLOP/B]", log=False,

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import BOUND_COLORS, GREY, shade_bounds, split_fit, vline
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout
 
 # (label, batch, latency [s], cost [$/Mtok], colour)
 Point = tuple[str, float, float, float, str]
@@ -75,63 +75,15 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
     (e.g. no KV), with `reference_points` drawn hollow on it.
     """
     batch = np.asarray(batch, float)
-    fits = np.asarray(fits, bool)
     spec = Spec()
     for col, title in ((1, titles[0]), (2, titles[1])):
         # Subplot title, centred over its panel, just above the plot area.
         spec.label(0.5, 1.0, title, axis=col, x_is_data=False, xanchor="center", yanchor="bottom",
                    font={"size": FONT_SIZE + 3, "color": "#222"})
-    for col, y, unit, scale in ((1, latency_s, "ms", 1e3), (2, usd, "$/Mtok", 1.0)):
-        first = col == 1
-        xa, ya = _refs(col)
-        on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": first}
-        shade_bounds(spec, batch, bound, axis=col)
-        if reference is not None:
-            ref_y = np.asarray(reference[1] if first else reference[2], float) * scale
-            spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
-                         line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"},
-                         hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>", **on)
-        y_fit, y_no = split_fit(np.asarray(y, float) * scale, fits)
-        spec.scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"}, name=curve_name,
-                     legendgroup="curve", hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
-        if np.any(~fits):
-            spec.scatter(x=batch, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
-                         name="does not fit in HBM", legendgroup="nofit",
-                         hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>", **on)
-        for label, b, lat, cost, color in reference_points:
-            yv = (lat * 1e3) if first else cost
-            if not (_finite_pos(b) and _finite_pos(yv)):
-                continue
-            spec.scatter(x=[b], y=[yv], mode="markers", name=label, legendgroup=label,
-                         marker={"size": 14, "color": "white", "symbol": "circle",
-                                 "line": {"width": 3, "color": color}},
-                         hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
-        for label, b, lat, cost, color in points:
-            yv = (lat * 1e3) if first else cost
-            if not (_finite_pos(b) and _finite_pos(yv)):
-                continue
-            spec.scatter(x=[b], y=[yv], mode="markers", name=f"{label}: B = {batch_text(b)}",
-                         marker={"size": 18, "color": color, "line": {"width": 2, "color": "white"}},
-                         legendgroup=label, cliponaxis=False,
-                         hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
-            # Label in the empty corner: above-left of the rising latency curve, above-right of the
-            # falling cost curve (annotations on log axes take log10 of the data: `label` does x, we do y).
-            spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
-                       y_is_data=True, showarrow=True, ax=-55 if first else 55, ay=-55, arrowhead=0,
-                       arrowwidth=1.5, arrowcolor=color, font={"size": FONT_SIZE - 1, "color": color},
-                       bgcolor="rgba(255,255,255,0.8)")
-        if _finite_pos(b_star):
-            vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")
-    if _finite_pos(floor_s):
-        _floor(spec, 1, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
-    if _finite_pos(cost_floor):
-        _floor(spec, 2, cost_floor, f"slow-mode floor ${cost_floor:.3g}/Mtok", FLOOR_COLOR)
-    lat_all = [np.asarray(latency_s, float) * 1e3, [floor_s * 1e3], [p[2] * 1e3 for p in (*points, *reference_points)]]
-    usd_all = [np.asarray(usd, float), [cost_floor if cost_floor is not None else np.nan],
-               [p[3] for p in (*points, *reference_points)]]
-    if reference is not None:
-        lat_all.append(np.asarray(reference[1], float) * 1e3)
-        usd_all.append(np.asarray(reference[2], float))
+    for col in (1, 2):
+        _draw_panel(spec, col, col, col == 1, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
+                    b_star, curve_name, reference, reference_points)
+    lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
     spec.layout = base_layout(
         "", height=560, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
         xaxis=_axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", dtick=1),
@@ -141,3 +93,95 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
     )
     del spec.layout["title"]                              # the panels carry the titles
     return spec.figure()
+
+
+def fast_mode_panels(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, fits: np.ndarray,
+                     bound: np.ndarray, points: Sequence[Point], floor_s: float, cost_floor: float | None,
+                     b_star: float | None, *, curve_name: str = "roofline",
+                     reference: tuple[str, np.ndarray, np.ndarray] | None = None,
+                     reference_points: Sequence[Point] = (),
+                     titles: tuple[str, str] = ("Latency per token", "Cost per token"),
+                     height: int = 560) -> tuple[go.Figure, go.Figure]:
+    """The two panels of `fast_mode_curves` as two figures (latency, cost), each with its own title and
+    legend, for a page that lays them out itself: side by side in columns on a wide screen, one under
+    the other on a phone (two subplots of one figure would stay side by side, each a third of a phone).
+    Same arguments; batch ticks read 1, 10, 100, 1k … so that they stay level on a narrow chart."""
+    batch = np.asarray(batch, float)
+    lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
+    out = []
+    for which, title, y_title, rng, extra in ((1, titles[0], LATENCY_TITLE, lat_all, {}),
+                                              (2, titles[1], COST_TITLE, usd_all, {"tickprefix": "$"})):
+        spec = Spec()
+        _draw_panel(spec, 1, which, True, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
+                    b_star, curve_name, reference, reference_points)
+        spec.layout = base_layout(
+            title, height=height, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
+            xaxis=axis(BATCH_TITLE, **{**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}}),
+            yaxis=_axis(y_title, **extra, **_log_axis(rng)))
+        # On a phone the legend runs to six rows and the plot shrinks under it: start the legend lower
+        # than base_layout's -0.2 of the plot's height, so that it stays clear of the axis title.
+        spec.layout["legend"] = {**spec.layout["legend"], "y": -0.3}
+        out.append(spec.figure())
+    return out[0], out[1]
+
+
+def _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points) -> tuple[list, list]:
+    """Everything each panel's y axis must hold: the curves, the floor and the operating points."""
+    lat_all = [np.asarray(latency_s, float) * 1e3, [floor_s * 1e3], [p[2] * 1e3 for p in (*points, *reference_points)]]
+    usd_all = [np.asarray(usd, float), [cost_floor if cost_floor is not None else np.nan],
+               [p[3] for p in (*points, *reference_points)]]
+    if reference is not None:
+        lat_all.append(np.asarray(reference[1], float) * 1e3)
+        usd_all.append(np.asarray(reference[2], float))
+    return lat_all, usd_all
+
+
+def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s, usd, fits, bound, points,
+                floor_s, cost_floor, b_star, curve_name, reference, reference_points) -> None:
+    """Panel `which` (1: latency [ms], 2: cost [$/Mtok]) drawn on the axes of subplot `col`."""
+    fits = np.asarray(fits, bool)
+    first = which == 1
+    y, unit, scale = (latency_s, "ms", 1e3) if first else (usd, "$/Mtok", 1.0)
+    xa, ya = _refs(col)
+    on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": legend}
+    shade_bounds(spec, batch, bound, axis=col)
+    if reference is not None:
+        ref_y = np.asarray(reference[1] if first else reference[2], float) * scale
+        spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
+                     line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"},
+                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>", **on)
+    y_fit, y_no = split_fit(np.asarray(y, float) * scale, fits)
+    spec.scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"}, name=curve_name,
+                 legendgroup="curve", hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
+    if np.any(~fits):
+        spec.scatter(x=batch, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
+                     name="does not fit in HBM", legendgroup="nofit",
+                     hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit} (does not fit)<extra></extra>", **on)
+    for label, b, lat, cost, color in reference_points:
+        yv = (lat * 1e3) if first else cost
+        if not (_finite_pos(b) and _finite_pos(yv)):
+            continue
+        spec.scatter(x=[b], y=[yv], mode="markers", name=label, legendgroup=label,
+                     marker={"size": 14, "color": "white", "symbol": "circle",
+                             "line": {"width": 3, "color": color}},
+                     hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
+    for label, b, lat, cost, color in points:
+        yv = (lat * 1e3) if first else cost
+        if not (_finite_pos(b) and _finite_pos(yv)):
+            continue
+        spec.scatter(x=[b], y=[yv], mode="markers", name=f"{label}: B = {batch_text(b)}",
+                     marker={"size": 18, "color": color, "line": {"width": 2, "color": "white"}},
+                     legendgroup=label, cliponaxis=False,
+                     hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
+        # Label in the empty corner: above-left of the rising latency curve, above-right of the
+        # falling cost curve (annotations on log axes take log10 of the data: `label` does x, we do y).
+        spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
+                   y_is_data=True, showarrow=True, ax=-55 if first else 55, ay=-55, arrowhead=0,
+                   arrowwidth=1.5, arrowcolor=color, font={"size": FONT_SIZE - 1, "color": color},
+                   bgcolor="rgba(255,255,255,0.8)")
+    if _finite_pos(b_star):
+        vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")
+    if first and _finite_pos(floor_s):
+        _floor(spec, col, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
+    if not first and _finite_pos(cost_floor):
+        _floor(spec, col, cost_floor, f"slow-mode floor ${cost_floor:.3g}/Mtok", FLOOR_COLOR)

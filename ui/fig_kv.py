@@ -29,6 +29,7 @@ class Tier:
     price_above: float | None = None
 
 IDEAL_NAME = "ideal roofline (efficiency 1)"
+HIGHLIGHT_COLOR = "#D62728"    # the current model's outline and label
 
 
 def _in_range(x: float | None, lo: float, hi: float) -> bool:
@@ -41,6 +42,8 @@ def mark(spec: Spec, x: float, text: str, color: str, *, y: float = 0.9, dash: s
     labels can be staggered instead of overlapping.  In the right 40 % of `x_range` the label sits
     left of the line, so that it is not cut off (`side` = "left" | "right" forces a side)."""
     spec.vline(x, color=color, dash=dash, width=2)
+    if len(text) > 24 and ": " in text:    # "KV = compute: never compute-bound →" in two lines: fits a phone's chart
+        text = text.replace(": ", ":<br>", 1)
     right = False
     if x_range is not None:
         lo, hi = np.log10(x_range[0]), np.log10(x_range[1])
@@ -173,7 +176,8 @@ def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], ki
         spec.trace("bar",
                    x=[vals[i] / 1e3 for i in sel], y=[names[i] for i in sel], orientation="h", name=kind,
                    marker={"color": KIND_COLORS.get(kind, GREY),
-                           "line": {"width": [4 if names[i] == highlight else 0 for i in sel], "color": "#D62728"}},
+                           "line": {"width": [4 if names[i] == highlight else 0 for i in sel],
+                                    "color": HIGHLIGHT_COLOR}},
                    customdata=[notes[i] for i in sel],
                    hovertemplate="%{y}: %{x:.4g} kB/token<br>%{customdata}<extra>" + kind + "</extra>")
     if read_per_token is not None:
@@ -187,22 +191,21 @@ def kv_per_token_bars(names: Sequence[str], bytes_per_token: Sequence[float], ki
             spec.vline(b / 1e3, color=color, dash="dot", width=3)
             spec.scatter(x=[None], y=[None], mode="lines", name=label, line={"dash": "dot", "color": color, "width": 3})
             ref_x.append(b / 1e3)
-    if highlight in names:
-        i = names.index(highlight)
-        # category y axis: y is the category name itself
-        spec.label(vals[i] / 1e3, highlight, "◀ current model", y_is_data=True, xanchor="left", xshift=8,
-                   font={"size": FONT_SIZE - 3, "color": "#D62728"})
     # Log x: the few kB a price tier implies and the hundreds of kB of today's open models on one axis.
     x_extra = {}
     xs = [x for x in [*(vals / 1e3), *ref_x] if np.isfinite(x) and x > 0]
-    if xs:  # room on the right for the "current model" label
-        x_extra["range"] = [float(np.log10(min(xs) / 1.5)), float(np.log10(max(xs) * 2.5))]
+    if xs:
+        x_extra["range"] = [float(np.log10(min(xs) / 1.5)), float(np.log10(max(xs) * 1.5))]
+    # The current model is named in red on its own axis label (a note beside the bar would need room
+    # on the right that a phone's chart does not have).
+    cats = [names[i] for i in order]
+    ticks = [f'<span style="color:{HIGHLIGHT_COLOR}"><b>{n} ▶</b></span>' if n == highlight else n for n in cats]
     layout = base_layout(
         title, height=140 + 34 * len(names), hovermode="closest", barmode="overlay",
-        xaxis=axis("KV bytes per token [kB], all layers (log scale)", **x_extra),
-        # model names need a category axis, in ascending order (largest on top)
-        yaxis=axis("", log=False, type="category", categoryorder="array",
-                   categoryarray=[names[i] for i in order]))
-    layout["margin"] = {**layout["margin"], "l": 260}
+        xaxis=axis("KV per token [kB, log], <br>all layers", **x_extra),
+        # model names need a category axis, in ascending order (largest on top); the left margin
+        # grows to the longest name (automargin)
+        yaxis=axis("", log=False, type="category", categoryorder="array", categoryarray=cats,
+                   tickvals=cats, ticktext=ticks, automargin=True))
     spec.layout = layout
     return spec.figure()

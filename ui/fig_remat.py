@@ -44,7 +44,7 @@ def _arrow(spec: Spec, x0: float, y0: float, x1: float, y1: float, color: str = 
                              "arrowwidth": 3, "arrowcolor": color})
 
 
-def _text(spec: Spec, x: float, y: float, text: str, *, size: int = FONT_SIZE, color: str = WIRE,
+def _text(spec: Spec, x: float, y: float, text: str, *, size: float = FONT_SIZE, color: str = WIRE,
           anchor: str = "center", **props) -> None:
     spec.annotations.append({"x": x, "y": y, "xref": "x", "yref": "y", "text": text, "showarrow": False,
                              "font": {"size": size, "color": color}, "xanchor": anchor, **props})
@@ -56,12 +56,20 @@ def _box(spec: Spec, x0: float, x1: float, y0: float, y1: float, label: str) -> 
     _text(spec, (x0 + x1) / 2, (y0 + y1) / 2, label, size=FONT_SIZE + 6, color="#1f4e79")
 
 
+WIRE_LABEL = FONT_SIZE - 2    # the wires' names: small enough that a phone's chart still holds the diagram
+
+
 def _panel(spec: Spec, ox: float, *, inverse: bool) -> None:
-    """One Feistel step drawn from x = ox: two wires, the f box fed by the top wire, ⊕ (or ⊖) on the bottom."""
+    """One Feistel step drawn from x = ox: two wires, the f box fed by the top wire, ⊕ (or ⊖) on the bottom.
+
+    The wires' names sit just above their wire ends (not beside them), so that the forward step's
+    outputs and the inverse step's inputs, which meet at the divider, never run into each other on a
+    narrow chart; the inverse's result is spelt out under its bottom wire."""
     top, bot, tap = 4.0, 1.0, ox + 3.6
+    above = {"yanchor": "bottom", "yshift": 12, "size": WIRE_LABEL}   # clear of the arrowheads
     if not inverse:
-        _text(spec, ox + 0.5, top, "<b>x</b>", anchor="right")
-        _text(spec, ox + 0.5, bot, "<b>y</b>", anchor="right")
+        _text(spec, ox + 0.6, top, "<b>x</b>", anchor="left", **above)
+        _text(spec, ox + 0.6, bot, "<b>y</b>", anchor="left", **above)
         _seg(spec, ox + 0.6, top, ox + 6.4, top)
         _seg(spec, ox + 0.6, bot, ox + 6.4, bot)
         _box(spec, tap - 0.9, tap + 0.9, 2.05, 2.95, "f")
@@ -71,14 +79,14 @@ def _panel(spec: Spec, ox: float, *, inverse: bool) -> None:
         # RevNet swaps the halves after the Feistel step
         _seg(spec, ox + 6.4, top, ox + 7.8, bot)
         _seg(spec, ox + 6.4, bot, ox + 7.8, top)
-        _arrow(spec, ox + 7.8, top, ox + 8.6, top)
-        _arrow(spec, ox + 7.8, bot, ox + 8.6, bot)
-        _text(spec, ox + 8.7, top, "<b>y + f(x)</b>", anchor="left")
-        _text(spec, ox + 8.7, bot, "<b>x</b>", anchor="left")
+        _arrow(spec, ox + 7.8, top, ox + 9.4, top)
+        _arrow(spec, ox + 7.8, bot, ox + 9.4, bot)
+        _text(spec, ox + 9.4, top, "<b>y + f(x)</b>", anchor="right", **above)
+        _text(spec, ox + 9.4, bot, "<b>x</b>", anchor="right", **above)
         _text(spec, ox + 7.1, 2.5, "swap", size=FONT_SIZE - 4, color="#666", anchor="left", xshift=16)
     else:
-        _text(spec, ox + 0.5, top, "<b>y + f(x)</b>", anchor="right")
-        _text(spec, ox + 0.5, bot, "<b>x</b>", anchor="right")
+        _text(spec, ox + 0.6, top, "<b>y + f(x)</b>", anchor="left", **above)
+        _text(spec, ox + 0.6, bot, "<b>x</b>", anchor="left", **above)
         _seg(spec, ox + 0.6, top, ox + 1.6, top)
         _seg(spec, ox + 0.6, bot, ox + 1.6, bot)
         _seg(spec, ox + 1.6, top, ox + 3.0, bot)          # swap back: x on top again
@@ -90,10 +98,12 @@ def _panel(spec: Spec, ox: float, *, inverse: bool) -> None:
         _arrow(spec, tap, top, tap, 2.98)
         _arrow(spec, tap, 2.05, tap, bot + 0.32)
         _text(spec, tap, bot, "⊖", size=FONT_SIZE + 20, yanchor="middle")
-        _arrow(spec, ox + 7.4, top, ox + 8.2, top)
-        _arrow(spec, ox + 7.4, bot, ox + 8.2, bot)
-        _text(spec, ox + 8.3, top, "<b>x</b>", anchor="left")
-        _text(spec, ox + 8.3, bot, "<b>y</b> = (y + f(x)) − f(x)", anchor="left")
+        _arrow(spec, ox + 7.4, top, ox + 9.0, top)
+        _arrow(spec, ox + 7.4, bot, ox + 9.0, bot)
+        _text(spec, ox + 9.0, top, "<b>x</b>", anchor="right", **above)
+        _text(spec, ox + 9.0, bot, "<b>y</b>", anchor="right", **above)
+        _text(spec, ox + 9.0, bot, "y = (y + f(x)) − f(x)", anchor="right", yanchor="top", yshift=-10,
+              size=WIRE_LABEL, color="#444")
 
 
 def feistel_diagram(title: str = "A Feistel step, as RevNets use it") -> go.Figure:
@@ -103,16 +113,17 @@ def feistel_diagram(title: str = "A Feistel step, as RevNets use it") -> go.Figu
     """
     spec = Spec()
     spec.log_x = {1: False}
-    _panel(spec, 1.2, inverse=False)
-    _panel(spec, 15.6, inverse=True)
-    _text(spec, 6.0, 5.25, "forward: keep only the output", size=FONT_SIZE, color="#444")
-    _text(spec, 20.4, 5.25, "backward: rebuild the input from the output", size=FONT_SIZE, color="#444")
-    spec.shapes.append({"type": "line", "xref": "x", "yref": "y", "x0": 13.2, "x1": 13.2, "y0": 0.2, "y1": 5.0,
+    _panel(spec, 0.0, inverse=False)
+    _panel(spec, 11.4, inverse=True)
+    # Each panel's heading in two short lines: one line each would run into the other on a phone.
+    _text(spec, 4.7, 5.2, "forward:<br>keep only the output", size=FONT_SIZE - 2, color="#444")
+    _text(spec, 16.0, 5.2, "backward: rebuild<br>the input from the output", size=FONT_SIZE - 2, color="#444")
+    spec.shapes.append({"type": "line", "xref": "x", "yref": "y", "x0": 10.4, "x1": 10.4, "y0": 0.2, "y1": 4.6,
                         "line": {"color": "#BBBBBB", "width": 2, "dash": "dot"}})
     hidden = {"visible": False, "fixedrange": True}
-    spec.layout = base_layout(title, height=360, legend_below=False, hovermode=False, showlegend=False,
+    spec.layout = base_layout(title, height=380, legend_below=False, hovermode=False, showlegend=False,
                               margin={"l": 20, "r": 20, "t": 60, "b": 10},
-                              xaxis={**hidden, "range": [-0.4, 29.0]}, yaxis={**hidden, "range": [0.3, 5.6]})
+                              xaxis={**hidden, "range": [-0.3, 20.7]}, yaxis={**hidden, "range": [-0.1, 6.0]})
     return spec.figure()
 
 
@@ -178,12 +189,14 @@ def trade_bars(names: Sequence[str], keys: Sequence[str], memory_gb: np.ndarray,
     total = np.sum([np.asarray(v, float) for v in parts_s.values()], axis=0) if parts_s else np.array([1.0])
     spec.layout = base_layout(
         title, height=430, barmode="stack", hovermode="closest",
-        xaxis={**axis("peak activation memory per chip [GB]", log=False, range=[0.0, 1.12 * top]),
+        xaxis={**axis("peak activation memory <br>per chip [GB]", log=False, range=[0.0, 1.12 * top]),
                "domain": [0.0, 0.44], "anchor": "y"},
-        xaxis2={**axis("training step time on these chips [s]", log=False,
+        xaxis2={**axis("training step time <br>on these chips [s]", log=False,
                        range=[0.0, 1.08 * float(np.nanmax(total))]), "domain": [0.56, 1.0], "anchor": "y2"},
         yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": FONT_SIZE - 3}, "anchor": "x"},
         yaxis2={"type": "category", "autorange": "reversed", "showticklabels": False, "anchor": "x2"},
         margin={"l": 190, "r": 30, "t": 70, "b": 110})
     spec.layout["legend"]["traceorder"] = "normal"     # stacked bars list bottom-up otherwise
+    # Two-line axis titles (each panel is half a phone wide): the legend starts below them.
+    spec.layout["legend"]["y"] = -0.38
     return spec.figure()

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from .fig_context import titled_layout
 from .figures import GREY, NOW_MARKER, _segments
 from .format import seconds
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import FONT_SIZE, Spec, axis
 
 # One colour per storage medium (model.economics.TIER_MEDIA), and recompute.
 MEDIUM_COLORS = {"hbm": "#D62728", "dram": "#F58518", "flash": "#54A24B", "disk": "#4C78A8", "other": "#B279A2"}
@@ -89,7 +90,7 @@ def drain_times(labels: Sequence[str], drain_s: Sequence[float], colors: Sequenc
     lo = float(np.log10(vals.min())) - 0.7 if vals.size else -3.0
     hi = float(np.log10(vals.max())) + 1.0 if vals.size else 6.0
     tv, tt = _time_ticks(10 ** lo, 10 ** hi)
-    spec.layout = base_layout(title, hovermode="closest",
+    spec.layout = titled_layout(title, hovermode="closest",
                               xaxis=axis("tier", log=False, tickvals=list(x), ticktext=list(labels),
                                          range=[-0.5, len(d) - 0.3], showgrid=False,
                                          tickfont={"size": FONT_SIZE - 1}),
@@ -170,12 +171,15 @@ def cost_vs_hold(hold_s: np.ndarray, tiers: Sequence[TierLine], recompute_usd_pe
     lo = float(np.log10(pos.min())) - 0.6 if pos.size else -6.0
     hi = float(np.log10(max(tops))) + 1.2
     tv, tt = _time_ticks(float(t.min()), float(t.max()))
-    spec.layout = base_layout(title, height=620, hovermode="x unified",
+    spec.layout = titled_layout(title, height=620, hovermode="x unified",
                               xaxis=axis("hold time until the prompt returns [s, log]", tickvals=tv, ticktext=tt,
                                          range=[float(np.log10(t.min())), float(np.log10(t.max()))]),
                               yaxis=axis("cost per million tokens held [USD/Mtok, log]", range=[lo, hi],
                                          exponentformat="power"),
                               margin={"l": 90, "r": 30, "t": 60, "b": 130})
+    # Eleven time labels turn upright on a phone's narrow chart and push the axis title down: the
+    # legend starts lower than base_layout's, clear of it.
+    spec.layout["legend"] = {**spec.layout["legend"], "y": -0.32}
     return spec.figure()
 
 
@@ -205,7 +209,7 @@ def request_vs_hit(hit_rate: np.ndarray, parts: dict[str, np.ndarray], list_pct:
                      hovertemplate="%{y:.3g} %<extra>list price</extra>")
     spec.scatter(x=[100.0 * h_now], y=[total_now_pct], mode="markers", name=f"now: {100 * h_now:.3g} % hits",
                  marker=NOW_MARKER, cliponaxis=False, hovertemplate="%{y:.3g} %<extra>now</extra>")
-    spec.layout = base_layout(title, hovermode="x unified",
+    spec.layout = titled_layout(title, hovermode="x unified",
                               xaxis=axis("prefix-cache hit rate h [% of prompt tokens]", log=False, range=[0, 100]),
                               yaxis=axis("cost of a request [% of no cache hits]", log=False,
                                          range=[0, 1.08 * max(100.0, float(np.nanmax(total)))]))

@@ -14,7 +14,7 @@ from model.economics import fast_mode_batches, fast_mode_forward
 from ui import dials, export
 from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
-from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
+from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_panels
 from ui.format import bytes_, number, seconds, tokens, usd
 from ui.view import current_view, page_header
 
@@ -187,14 +187,18 @@ if ref0 is not None and ref0.batch_standard is not None:
                   ("fast, no KV", ref0.batch_fast, ref0.t_step_fast_s, ref0.usd_per_mtok_fast, FAST_COLOR)]
 titles = (f"Latency: fast is {fm.speedup:.3g}× quicker" if solved else "Latency per token",
           f"Cost: fast is {fm.price_multiple:.3g}× dearer" if solved else "Cost per token")
-fig = fast_mode_curves(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fits[0], sweep.bound[0], points,
-                       latency_floor_s, cost_floor, b_star if np.isfinite(b_star) else None,
-                       curve_name=f"roofline at T = {tokens(T)}",
-                       reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
-                       reference_points=ref_points, titles=titles)
-export.chart(fig, key="fast_mode_curves")
+# Two figures in two columns: side by side on a wide screen, one under the other on a phone.
+figs = fast_mode_panels(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fits[0], sweep.bound[0], points,
+                        latency_floor_s, cost_floor, b_star if np.isfinite(b_star) else None,
+                        curve_name=f"roofline at T = {tokens(T)}",
+                        reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
+                        reference_points=ref_points, titles=titles)
+for col, fig, key in zip(st.columns(2), figs, ("fast_mode_latency", "fast_mode_cost")):
+    with col:
+        export.chart(fig, key=key)
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
-st.caption(f"Time per output token (left) and cost per million output tokens (right) against batch at "
+st.caption(f"Time per output token (left, or above) and cost per million output tokens (right, or below) against "
+           f"batch at "
            f"T = {tokens(T)}. Fast mode moves left, down to the latency floor W/(C·bw) = {seconds(latency_floor_s)} "
            f"(one HBM drain M/bw = {seconds(drain)}), and up the weights ÷ B cost curve. A slower mode (bigger "
            f"batch) cannot go below the floor of {usd(cost_floor)}/Mtok, where compute and KV are paid per token"

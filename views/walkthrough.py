@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui import deck, dials, export, qr
 from ui.dials import choice_dial, page_dial
+from ui.fig_context import TITLE_LINE_PX
 from ui.view import current_view, show_view_notes, system_caption
 from ui.walkthrough import STEPS
 
@@ -21,11 +22,28 @@ ss = st.session_state
 page_dial(choice_dial("wk_step", list(range(1, N + 1)), 1, PAGE))
 page_dial(choice_dial("wk_present", [0, 1], 0, PAGE))
 
+PRESENT_CHART_PX = 500          # the chart of a slide with a two-line sentence and one equation
+PRESENT_LINE_CHARS = 150        # characters of the sentence per line at 1.7rem on a 1920 px screen
+PRESENT_LINE_PX = 42            # one more line of the sentence
+PRESENT_EQUATION_PX = 58        # one more equation
+LEGEND_GAP_PX = 80              # from the plot's bottom to a legend under it: tick labels and axis title
+
+
+def present_chart_px(sentence: str, equations: int) -> int:
+    """The chart's height on a slide: what the step's longer sentence or further equations take is
+    taken off the chart, so that the whole step stays on one 1080 px screen."""
+    lines = -(-len(sentence) // PRESENT_LINE_CHARS)
+    return max(300, PRESENT_CHART_PX - PRESENT_LINE_PX * max(0, lines - 2)
+               - PRESENT_EQUATION_PX * max(0, equations - 1))
+
+
 PRESENT_CSS = """
 <style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stHeader"],
 [data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 1.2rem !important; max-width: 100% !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 1.2rem !important; padding-bottom: 1rem !important;
+                                        max-width: 100% !important; }
+[class*="__chart_csv"] { display: none !important; }   /* a slide has no CSV button (the deck and the page do) */
 [data-testid="stMarkdownContainer"] p { font-size: 1.7rem !important; line-height: 1.4 !important; }
 [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
 [data-testid="stSlider"] p, [data-testid="stSlider"] div { font-size: 1rem !important; }
@@ -114,9 +132,19 @@ except ValueError as exc:    # e.g. a model with neither attention shapes nor a 
 
 st.markdown(shown.sentence)
 fig = shown.fig
-fig.layout.height = 680 if present else 600
+# Presentation mode is a slide: the step's sentence, chart, equation and links on one 1080 px screen
+# (tests/test_browser_layout.py), so a shorter chart and no caption under it (its CSV button is hidden).
+fig.layout.height = present_chart_px(shown.sentence, len(shown.latex)) if present else 600
+# A title wrapped for phones (ui.fig_context.titled_layout) took its lines from the top margin: give them back.
+fig.layout.height += TITLE_LINE_PX * (fig.layout.title.text or "").count("<br>")
+if present and fig.layout.legend.orientation == "h" and fig.layout.legend.y is not None and fig.layout.legend.y < 0:
+    # A legend under the plot sits a share of the plot's height below it: keep it LEGEND_GAP_PX clear of
+    # the axis, past the tick labels and the axis title, however short the slide's chart is.
+    m = fig.layout.margin
+    plot_px = fig.layout.height - (m.t if m.t is not None else 60) - (m.b if m.b is not None else 110)
+    fig.layout.legend.y = min(fig.layout.legend.y, -LEGEND_GAP_PX / max(plot_px, 1))
 export.chart(fig, key=f"wk_{step.key}")
-if shown.note:
+if shown.note and not present:
     st.caption(shown.note)
 for tex in shown.latex:
     st.latex(tex)
