@@ -102,13 +102,24 @@ B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): d
 
 
 def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: str = "dash", axis: int = 1,
-          position: str = "top") -> None:
-    """A vertical line at x with its label near the top (or bottom) of the plot; nothing if x is not finite."""
+          position: str = "top", side: str = "right") -> None:
+    """A vertical line at x with its label near the top (or bottom) of the plot, on the line's `side`;
+    nothing if x is not finite.  Plotly widens an autoranged axis to fit a data-anchored label, so a
+    line near the axis end should carry its label on its left (see `label_side`)."""
     if x is None or not np.isfinite(x) or x <= 0:
         return
     spec.vline(x, color=color, dash=dash, axis=axis)
-    spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis, xanchor="left", xshift=4,
+    spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis,
+               xanchor="left" if side == "right" else "right", xshift=4 if side == "right" else -4,
                font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.7)")
+
+
+def label_side(x: float, x_min: float, x_max: float) -> str:
+    """Which side of a vertical line at x (on a log axis x_min…x_max) its label goes: the left in the
+    last 40 % of the axis, so the label stays inside the data's range."""
+    if not (x > 0 and x_min > 0 and x_max > x_min):
+        return "right"
+    return "left" if np.log(x / x_min) / np.log(x_max / x_min) > 0.6 else "right"
 
 
 def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
@@ -129,11 +140,13 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
                  hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
     both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
             and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
+    lo, hi = float(np.min(batch)), float(np.max(batch))
     if b_star is not None and np.isfinite(b_star):
-        vline(spec, b_star, f"B*(T) = {b_star:,.0f}" if both else f"B* = {b_star:,.0f}")
+        vline(spec, b_star, f"B*(T) = {b_star:,.0f}" if both else f"B* = {b_star:,.0f}",
+              side=label_side(b_star, lo, hi))
     if both:
         vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
-              dash="dot", position="bottom")
+              dash="dot", position="bottom", side=label_side(b_star_no_kv, lo, hi))
     y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
     # The legend hangs from the figure's bottom edge (as in step_breakdown): on a phone the batch labels
     # turn upright and push the axis title down onto a legend placed at a fraction of the plot height.
