@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from model import cli
+from tests.cli_helpers import run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,16 +24,6 @@ TIER_KEYS = {"key", "name", "medium", "capacity_bytes", "bandwidth_bytes_per_s",
 KV = 327_680.0
 
 
-def _no_nan(token: str):
-    raise AssertionError(f"JSON holds {token}: non-finite values must be null")
-
-
-def run_json(capsys, *argv: str) -> dict:
-    code = cli.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert err == ""
-    return json.loads(out, parse_constant=_no_nan)
 
 
 def run_error(capsys, *argv: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from model import cli
+from tests.cli_helpers import run_json
 
 ROOT = Path(__file__).resolve().parents[1]
 CHIP = ["--flops", "1e15", "--hbm-bw", "2e12"]
@@ -26,16 +27,6 @@ MOE = ["--experts", "64", "--experts-per-token", "4", "--d-model", "4096", "--mo
 LINKS = ["--scaleup-bw", "400e9", "--scaleout-bw", "50e9", "--domain", "8"]
 
 
-def _strict(token: str):
-    raise AssertionError(f"JSON holds {token}: non-finite values must be null")
-
-
-def run_json(capsys, *argv: str) -> dict:
-    code = cli.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert err == ""
-    return json.loads(out, parse_constant=_strict)
 
 
 def run_text(capsys, *argv: str) -> str:

@@ -127,13 +127,18 @@ def test_weight_bytes_vs_batch(dsv3_lecture):
     assert list(now.x) == [64]
 
 
-def test_tp_vs_gpus(sys70):
-    sys70 = sys70.with_(scaleup_bandwidth_bytes_per_s=450e9)       # H100 NVLink, per direction
+def _tp_fig(sys70):
+    """The TP chart for Llama 70B on H100 NVLink (450 GB/s per direction), G = 1…8, B = 64, T = 8k."""
+    sys70 = sys70.with_(scaleup_bandwidth_bytes_per_s=450e9)
     g = np.arange(1.0, 9.0)
     t = cluster.tensor_parallel_allreduce_time(sys70, 64, gpus=g, hop_latency_s=2e-6)
     r = decode_step(sys70, 64, 8192, chips=g, t_comm=np.stack([np.zeros_like(g), t]))
-    fig = fig_moe.tp_vs_gpus(g, t, r.t_weights_s[1], r.t_step_s[0], r.t_step_s[1], r.bound[1], r.fits[1],
-                             domain=8, g_now=8, t_step_now=float(r.t_step_s[1][-1]))
+    return fig_moe.tp_vs_gpus(g, t, r.t_weights_s[1], r.t_step_s[0], r.t_step_s[1], r.bound[1], r.fits[1],
+                              domain=8, g_now=8, t_step_now=float(r.t_step_s[1][-1]))
+
+
+def test_tp_vs_gpus(sys70):
+    fig = _tp_fig(sys70)
     validate(fig)
     names = _names(fig)
     assert names[:4] == ["weight fetch W/(G·bw)", "TP all-reduce", "step, communication free",
@@ -182,12 +187,7 @@ def test_count_ticks_powers_of_two_under_two_decades():
 def test_moe_log_axes_have_readable_labels(sys70, dsv3_lecture):
     """The TP chart (G = 1…8, step times within two decades) and the all-to-all chart: no axis is
     left to Plotly's automatic log labels, which on a tall chart are the small digits 2 3 4 … 9."""
-    sys70 = sys70.with_(scaleup_bandwidth_bytes_per_s=450e9)
-    g = np.arange(1.0, 9.0)
-    t = cluster.tensor_parallel_allreduce_time(sys70, 64, gpus=g, hop_latency_s=2e-6)
-    r = decode_step(sys70, 64, 8192, chips=g, t_comm=np.stack([np.zeros_like(g), t]))
-    tp = fig_moe.tp_vs_gpus(g, t, r.t_weights_s[1], r.t_step_s[0], r.t_step_s[1], r.bound[1], r.fits[1],
-                            domain=8, g_now=8, t_step_now=float(r.t_step_s[1][-1]))
+    tp = _tp_fig(sys70)
     validate(tp)
     assert list(tp.layout.xaxis.tickvals) == [1, 2, 4, 8]
     _, _, _, comm = _comm_fig(dsv3_lecture)
