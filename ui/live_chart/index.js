@@ -164,13 +164,10 @@ function configOf(cfg, state) {
   c.responsive = false;    // our ResizeObserver resizes; plotly's window listener would double it
   const remove = new Set([...(c.modeBarButtonsToRemove || []), "lasso2d", "select2d", "sendChartToCloud"]);
   c.modeBarButtonsToRemove = [...remove];
-  c.modeBarButtonsToAdd = [{
-    name: "Fullscreen", title: "Fullscreen", icon: ICON_EXPAND,
-    click: () => {
-      if (document.fullscreenElement) document.exitFullscreen();
-      else state.root.requestFullscreen?.();
-    },
-  }, ...(c.modeBarButtonsToAdd || [])];
+  // One button object per chart, kept across figures: Plotly.react compares the config with the
+  // last one and falls back to a full newPlot (new SVG, every trace drawn anew) when anything in it
+  // is a different object, a new click function included.
+  c.modeBarButtonsToAdd = [state.fullscreenButton, ...(c.modeBarButtonsToAdd || [])];
   return c;
 }
 
@@ -188,6 +185,13 @@ function setup(parentElement) {
   parentElement.appendChild(root);
   const state = { root, gd, text: null, theme: null, next: null, busy: false, height: 0, width: 0, Plotly: null,
                   figHeight: 450, bg: "" };
+  state.fullscreenButton = {
+    name: "Fullscreen", title: "Fullscreen", icon: ICON_EXPAND,
+    click: () => {
+      if (document.fullscreenElement) document.exitFullscreen();
+      else root.requestFullscreen?.();
+    },
+  };
   state.ro = new ResizeObserver(() => {
     const w = root.clientWidth, h = root.clientHeight;
     if (!state.Plotly || !gd._fullLayout || w === 0 || (w === state.width && h === state.height)) return;
