@@ -14,6 +14,8 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from ui import live_chart
+from ui.metrics import Metric
+from ui.metrics import parse as parse_metrics
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -100,8 +102,32 @@ def trace_names(at: AppTest) -> list[list[str]]:
     return [[t.get("name") for t in fig["data"]] for fig in charts(at)]
 
 
+def metric_list(at: AppTest) -> list[Metric]:
+    """Every metric on the page, in order: ui/metrics.py's grids (read back from their HTML) and any
+    st.metric."""
+    out: list[Metric] = []
+    for el in _walk(at):
+        if el.type == "html":
+            out.extend(parse_metrics(el.proto.body))
+        elif el.type == "metric":
+            out.append(Metric(el.label, el.value, el.delta or None, help=el.help or None))
+    return out
+
+
+def _walk(at: AppTest):
+    """The page's elements in document order (main area and sidebar)."""
+    stack = [at._tree]
+    while stack:
+        node = stack.pop()
+        kids = getattr(node, "children", None)
+        if kids is None:
+            yield node
+        else:
+            stack.extend(kids[k] for k in sorted(kids, reverse=True))
+
+
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return {m.label: m.value for m in metric_list(at)}
 
 
 def assert_clean(at: AppTest) -> None:

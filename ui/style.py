@@ -12,8 +12,8 @@ What it does, and why:
     display math only forbids the line break (`white-space: nowrap`), so allowing it wraps the
     equation like text.  What still does not fit (one wide fraction, an aligned block) scrolls
     sideways inside its own box (overflow-x: auto), never the page.
-  * Metrics: on a phone Streamlit stacks every column full width, so six metrics took a whole
-    screen.  A column holding one metric keeps to a third of the line (half in a row of four),
+  * Metrics (ui/metrics.py's grid; the st.metric rules are kept for any st.metric): on a phone
+    Streamlit stacks every column full width, so six metrics took a whole screen.  A column holding one metric keeps to a third of the line (half in a row of four),
     with a smaller value; labels wrap instead of being cut with "…".
   * Charts (Plotly): on a touch screen the mode bar is always shown, over the chart's title, and a
     title at projector size runs off a 390 px chart: hide the mode bar on phones (the CSV button
@@ -43,6 +43,23 @@ _RULES = """
 /* ---- equations: never wider than their column ---- */
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 
+/* ---- metrics (ui/metrics.py): one grid element, st.metric's look ---- */
+.rf-metrics { display: grid; column-gap: 1rem; row-gap: 0.75rem; margin-bottom: 0.25rem; }
+.rf-cols-1 { grid-template-columns: minmax(0, 1fr); }
+.rf-cols-2 { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+.rf-cols-3 { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+.rf-cols-4 { grid-template-columns: repeat(4, minmax(0, 1fr)); }
+.rf-cols-5 { grid-template-columns: repeat(5, minmax(0, 1fr)); }
+.rf-cols-6 { grid-template-columns: repeat(6, minmax(0, 1fr)); }
+.rf-metric { min-width: 0; }
+.rf-metric-label { font-size: 0.875rem; line-height: 1.4; overflow-wrap: anywhere; }
+.rf-help { display: inline-flex; align-items: center; justify-content: center; width: 0.95rem; height: 0.95rem;
+           margin-left: 0.35rem; border: 1px solid currentColor; border-radius: 50%; font-size: 0.65rem;
+           line-height: 1; vertical-align: 0.05rem; opacity: 0.55; cursor: help; }
+.rf-metric-value { font-size: 2.25rem; line-height: 1.25; padding-bottom: 0.1rem; overflow-wrap: anywhere; }
+.rf-metric-delta { font-size: 1rem; line-height: 1.4; width: fit-content; max-width: 100%;
+                   padding: 0 0.4rem; border-radius: 0.5rem; background: color-mix(in srgb, currentColor 10%, transparent); }
+
 @media (max-width: PHONEpx) {
   /* ---- equations wrap at = + ≥ ⇒ like text; a box that still does not fit scrolls sideways ---- */
   .katex-display { margin: 0.6em 0; padding-bottom: 0.15em; }
@@ -62,6 +79,12 @@ _RULES = """
   ROW_OF_4METRIC_HAS, ROW_OF_4 ~ METRIC_COL {
     min-width: calc(50% - 0.6rem) !important; flex: 1 1 calc(50% - 0.6rem) !important;
   }
+  .rf-metrics { column-gap: 0.6rem; row-gap: 0.5rem; }
+  .rf-cols-4 { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  .rf-cols-5, .rf-cols-6 { grid-template-columns: repeat(3, minmax(0, 1fr)); }
+  .rf-metric-value { font-size: 1.3rem; line-height: 1.2; }
+  .rf-metric-label { font-size: 0.8rem; line-height: 1.25; }
+  .rf-metric-delta { font-size: 0.8rem; }
   [data-testid="stMetricValue"] { font-size: 1.3rem; }
   [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"],
   [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { UNCLIP line-height: 1.2; }

@@ -4,10 +4,11 @@ import numpy as np
 import streamlit as st
 
 from model import decode_step, system_balance_batch
-from ui import export, figures
+from ui import export, figures, metrics
 from ui.dials import BATCH_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, seconds, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 view = current_view()
@@ -32,17 +33,18 @@ fit_cost = np.where(sweep.fits, sweep.usd_per_mtok, np.inf)
 best = int(np.argmin(fit_cost))
 unbatched_ratio = float(sweep.usd_per_mtok[0] / fit_cost[best]) if np.isfinite(fit_cost[best]) else float("nan")
 
-m = st.columns(3) + st.columns(3)    # two rows: six labels in one row truncate
-m[0].metric("Latency per token", seconds(float(now.t_step_s)), help="Time of one decode step: each sequence "
-            "gets one token per step.")
-m[1].metric("Speed per user [tok/s]", number(float(now.tokens_per_s_per_user)))
-m[2].metric("Throughput per chip [tok/s]", number(float(now.tokens_per_s_per_chip)),
-            help="Tokens per second from all B sequences, divided by the chips serving them.")
-m[3].metric("Cost [$/Mtok]", usd(float(now.usd_per_mtok)), help="Chip-hours × price ÷ tokens produced.")
-m[4].metric("Bound", str(now.bound), help="The largest term of the step time.")
-m[5].metric("Balance batch B*(T)", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
-            help=f"Where matmul time equals weight + KV time at context T. With KV ignored (the lecture's B*): "
-                 f"{number(b_star0)}. 'none': memory-bound at every batch at this context.")
+metrics.grid([
+    Metric("Latency per token", seconds(float(now.t_step_s)), help="Time of one decode step: each sequence "
+           "gets one token per step."),
+    Metric("Speed per user [tok/s]", number(float(now.tokens_per_s_per_user))),
+    Metric("Throughput per chip [tok/s]", number(float(now.tokens_per_s_per_chip)),
+           help="Tokens per second from all B sequences, divided by the chips serving them."),
+    Metric("Cost [$/Mtok]", usd(float(now.usd_per_mtok)), help="Chip-hours × price ÷ tokens produced."),
+    Metric("Bound", str(now.bound), help="The largest term of the step time."),
+    Metric("Balance batch B*(T)", number(b_star_kv) if np.isfinite(b_star_kv) else "none",
+           help=f"Where matmul time equals weight + KV time at context T. With KV ignored (the lecture's B*): "
+                f"{number(b_star0)}. 'none': memory-bound at every batch at this context."),
+], columns=3)    # two rows: six labels in one row truncate
 
 st.markdown("**The balance batch** — weight fetch time equals matmul time (KV ignored): "
             "the lecture's *≈ 300 × sparsity*.")
@@ -121,20 +123,20 @@ with c3:
     export.chart(figures.step_breakdown(terms, s.deployment.mode, f"Where the step goes at B = {B:g}"),
                     key="breakdown")
     st.caption("The step is the larger side (lecture mode): compute (matmuls) or memory (weights + KV reads).")
-    k = st.columns(2)
-    k[0].metric("HBM per chip", bytes_(float(now.hbm_bytes_per_chip)),
-                delta="fits" if bool(now.fits) else f"exceeds {bytes_(s.hardware.hbm_bytes)}",
-                delta_color="normal" if bool(now.fits) else "inverse")
-    k[1].metric("Batch-train latency", f"{seconds(1.5 * float(now.t_step_s))} avg",
-                delta=f"{seconds(2 * float(now.t_step_s))} worst", delta_color="off",
-                help="A new request waits for the next step to leave (up to one step), then rides it: "
-                     "worst case 2 × step, average 1.5 × step (lecture §1.4).")
     j = float(now.joules_per_token)
-    k2 = st.columns(2)
-    k2[0].metric("Energy per token [J]", f"{j:.3g}" if np.isfinite(j) else "—",
-                 help="Chips × board power × step ÷ tokens: an upper bound (chips at full power)."
-                      + ("" if np.isfinite(j) else f" {s.hardware.name} has no power figure in the presets."))
-    k2[1].metric("Unbatched cost ÷ best", f"{number(unbatched_ratio)}×")
+    metrics.grid([
+        Metric("HBM per chip", bytes_(float(now.hbm_bytes_per_chip)),
+               delta="fits" if bool(now.fits) else f"exceeds {bytes_(s.hardware.hbm_bytes)}",
+               delta_color="normal" if bool(now.fits) else "inverse"),
+        Metric("Batch-train latency", f"{seconds(1.5 * float(now.t_step_s))} avg",
+               delta=f"{seconds(2 * float(now.t_step_s))} worst", delta_color="off",
+               help="A new request waits for the next step to leave (up to one step), then rides it: "
+                    "worst case 2 × step, average 1.5 × step (lecture §1.4)."),
+        Metric("Energy per token [J]", f"{j:.3g}" if np.isfinite(j) else "—",
+               help="Chips × board power × step ÷ tokens: an upper bound (chips at full power)."
+                    + ("" if np.isfinite(j) else f" {s.hardware.name} has no power figure in the presets.")),
+        Metric("Unbatched cost ÷ best", f"{number(unbatched_ratio)}×"),
+    ], columns=2)
 with c4:
     export.chart(figures.pareto(sweep.tokens_per_s_per_user, sweep.tokens_per_s_per_chip, grid, sweep.fits,
                                    (float(now.tokens_per_s_per_user), float(now.tokens_per_s_per_chip), B)),
