@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metric_list, metrics, trace, written
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -156,7 +156,7 @@ def test_ten_million_context_shows_the_overflow_without_error():
     s = system(context=10_000_000.0)
     pm = pipeline(s, 64.0, 1e7, 4.0)
     assert m["KV per chip"] == bytes_(pm.kv_bytes_per_chip)
-    assert next(x for x in at.metric if x.label == "HBM per chip").delta.startswith("exceeds")
+    assert next(x for x in metric_list(at) if x.label == "HBM per chip").delta.startswith("exceeds")
     assert ">" in at.latex[0].value
 
 

@@ -19,7 +19,7 @@ from model import decode_step, presets
 from model.context import generations
 from model.economics import TTL_1H_S, TTL_5M_S, hbm_tier
 from model.presets import hardware_presets
-from tests.apptest_helpers import app, arr, assert_clean, fig, trace
+from tests.apptest_helpers import app, arr, assert_clean, fig, metric_list, trace
 from ui.dials import BATCH_OPTIONS
 from ui.format import bytes_, duration, number, seconds, tokens, usd
 
@@ -276,7 +276,7 @@ def test_remat_extra_compute_and_kv_mirror(query):
     s, T = view.system, view.context
     # A training step is forward + backward (2× forward) = 3 forwards; rematerialising adds one: +1/3.
     assert "(+33 %)" in text
-    assert at.metric[3].value == "+33 %"
+    assert metric_list(at)[3].value == "+33 %"
     # The KV column: recompute the prefix, 2·Na·T/F, against reading the stored KV at full bandwidth.
     assert f"2·Na·T/F = {seconds(2 * s.model.active_params * T / s.flops)} per step" in text
     assert f"against {seconds(float(s.kv.stored_bytes(T)) / s.hbm_bandwidth)} to read the cache" in text

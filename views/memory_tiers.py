@@ -31,10 +31,11 @@ from model.economics import (
     recompute_cost,
     request_with_cache,
 )
-from ui import export, fig_tiers
+from ui import export, fig_tiers, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, duration, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("memory-tiers",)
@@ -223,14 +224,15 @@ if unc_price:
 
 # ---------------------------------------------------------------- 2. hold vs recompute
 st.subheader("2. Hold it, or recompute it?")
-m = st.columns(4)
-m[0].metric("KV per token", bytes_(kv), help=f"{model.name}, all layers, {s.precision.kv} KV.")
-m[1].metric(f"Cheapest at t = {duration(hold)}", names[k_now],
-            help="The option with the lowest hold + read-back cost per token at this hold time.")
-m[2].metric("Its cost [USD/Mtok]", f"${best_usd * 1e6:.3g}", help="Per million tokens held for t and read back once.")
-m[3].metric("Recompute [USD/Mtok]", f"${rec * 1e6:.3g}",
-            help=f"2·Na/F per token at {s.precision.compute} on {hw.name} at ${hw.price_usd_per_hour:.2f}/h "
-                 f"(MFU {s.deployment.mfu:g}).")
+metrics.grid([
+    Metric("KV per token", bytes_(kv), help=f"{model.name}, all layers, {s.precision.kv} KV."),
+    Metric(f"Cheapest at t = {duration(hold)}", names[k_now],
+           help="The option with the lowest hold + read-back cost per token at this hold time."),
+    Metric("Its cost [USD/Mtok]", f"${best_usd * 1e6:.3g}", help="Per million tokens held for t and read back once."),
+    Metric("Recompute [USD/Mtok]", f"${rec * 1e6:.3g}",
+           help=f"2·Na/F per token at {s.precision.compute} on {hw.name} at ${hw.price_usd_per_hour:.2f}/h "
+                f"(MFU {s.deployment.mfu:g})."),
+], columns=4)
 
 tb = tiers[k_tier]
 p_s = tb.usd_per_hour / 3600.0
@@ -322,19 +324,22 @@ st.markdown(
        "so the path above steps over " + ("it." if len(skipped) == 1 else "them.") if skipped else ""))
 
 ratio_phys = rec / tier_usd_now if tier_usd_now > 0 else float("inf")
-m2 = st.columns(4)
-m2[0].metric(f"Recompute ÷ {label(tb)} at {duration(hold)}", f"{ratio_phys:,.3g}×",
+m2 = [Metric(f"Recompute ÷ {label(tb)} at {duration(hold)}", f"{ratio_phys:,.3g}×",
              help="How many times cheaper the cheapest tier is than recomputing, on this system at list "
-                  "hardware prices (no margin).")
+                  "hardware prices (no margin).")]
 if offer is not None:
     offer_date = offer.meta["input_usd_per_mtok"].date if "input_usd_per_mtok" in offer.meta else "undated"
-    m2[1].metric(f"{offer.model or offer.name}: input ÷ cache hit",
-                 f"{offer.input_usd_per_mtok / offer.cache_read_usd_per_mtok:.3g}×",
-                 help="The lecture: 'cache hits ~10× cheaper' — loading KV is much cheaper than recomputing it.")
-    m2[2].metric(f"List price to hold {duration(hold)}", "not sold" if not np.isfinite(list_now)
-                 else f"${list_now:.3g}/Mtok", help=f"{how} ({offer.name}, {offer_date}).")
-    m2[3].metric("List input price", f"${offer.input_usd_per_mtok:g}/Mtok",
-                 help="The lecture: base input ($5/M for Opus) is the provider's price of rematerialising.")
+    m2 += [
+        Metric(f"{offer.model or offer.name}: input ÷ cache hit",
+               f"{offer.input_usd_per_mtok / offer.cache_read_usd_per_mtok:.3g}×",
+               help="The lecture: 'cache hits ~10× cheaper' — loading KV is much cheaper than recomputing it."),
+        Metric(f"List price to hold {duration(hold)}", "not sold" if not np.isfinite(list_now)
+               else f"${list_now:.3g}/Mtok", help=f"{how} ({offer.name}, {offer_date})."),
+        Metric("List input price", f"${offer.input_usd_per_mtok:g}/Mtok",
+               help="The lecture: base input ($5/M for Opus) is the provider's price of rematerialising."),
+    ]
+metrics.grid(m2, columns=4)
+if offer is not None:
     unc = [f for f in presets.uncertain_fields(offer) if f.startswith(("cache_", "input_"))]
     if unc:
         st.caption(f"⚠ Uncertain price figures for {offer.name}: {', '.join(unc)}.")
@@ -363,15 +368,15 @@ hc[1].markdown(f"A request: prompt L = **{tokens(L)}** tokens (the sidebar's con
                f"**{tokens(out_tokens)}**, decoded (and prefilled) at batch B = {B:g}. The cached share h·L skips "
                f"prefill but is held for t = {duration(hold)} in **{label(tb)}** (the cheapest tier then) "
                "and read back.")
-m3 = st.columns(4)
-m3[0].metric("Request, no hits", usd(base_total))
-m3[1].metric(f"Request at h = {h_now:.0%}", usd(now_total),
-             delta=f"{(now_total / base_total - 1) * 100:+.3g} %", delta_color="inverse")
-m3[2].metric("Of which cache hold + read", usd(float(cr.usd_cache[-1])))
+m3 = [Metric("Request, no hits", usd(base_total)),
+      Metric(f"Request at h = {h_now:.0%}", usd(now_total),
+             delta=f"{(now_total / base_total - 1) * 100:+.3g} %", delta_color="inverse"),
+      Metric("Of which cache hold + read", usd(float(cr.usd_cache[-1])))]
 if list_req is not None:
-    m3[3].metric(f"List price at h = {h_now:.0%}", usd(list_req[1]),
-                 delta=f"{(list_req[1] / list_req[0] - 1) * 100:+.3g} %", delta_color="inverse",
-                 help=f"{offer.name}: (1−h)·L at input, h·L at cache hit, O at output; write premiums left out.")
+    m3.append(Metric(f"List price at h = {h_now:.0%}", usd(list_req[1]),
+                     delta=f"{(list_req[1] / list_req[0] - 1) * 100:+.3g} %", delta_color="inverse",
+                     help=f"{offer.name}: (1−h)·L at input, h·L at cache hit, O at output; write premiums left out."))
+metrics.grid(m3, columns=4)
 st.latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\big) + \text{{decode}}(O) + "
          rf"h\,L\,c_{{\text{{{label(tb)}}}}}(t)\\ &= {tex_usd(float(cr.usd_prefill[-1]))} + "
          rf"{tex_usd(float(cr.usd_decode[-1]))} + {h_now:.3g}\times{tex_int(L)}\times{tex_usd(tier_usd_now)}"

@@ -15,10 +15,11 @@ from model.cluster import (
     pipeline_cut_ratio,
     training_bubble_fraction,
 )
-from ui import export, fig_pipeline
+from ui import export, fig_pipeline, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import bytes_, number, seconds, tokens
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("pipeline",)
@@ -107,21 +108,22 @@ bubble = training_bubble_fraction(np.array(b_stages, float)[:, None], m_grid[Non
 bubble_now = float(bubble[b_stages.index(P), int(np.searchsorted(m_grid, m_now))])
 
 # ---------------------------------------------------------------- headline numbers
-mt = st.columns(4) + st.columns(3)    # two rows: seven numbers in one row truncate
-mt[0].metric("Weights per chip", bytes_(w_now), help="W/(C·P): each stage holds 1/P of the layers on its C chips.")
-mt[1].metric("KV per chip", bytes_(kv_now), help="b·kv(T)/C: a stage holds its layers' KV for all P micro-batches "
-             "— P × b sequences × 1/P of the layers. The P's cancel.")
-mt[2].metric("HBM per chip", bytes_(tot_now), delta="fits" if fits else f"exceeds {bytes_(hw.hbm_bytes)}",
-             delta_color="normal" if fits else "inverse")
-mt[3].metric("Latency per token", seconds(lat_now), help="The P stage times (they add up to the whole model's "
-             "step) plus P hops.")
-mt[4].metric("Tokens/s per replica", number(tps_now), help=f"P·b = {P * b:g} sequences in flight on C·P = "
-             f"{C * P:g} chips, one token each per {seconds(lat_now)}.")
-mt[5].metric("Cut ratio t_up/t_out", "—" if not np.isfinite(ratio_now) else f"{ratio_now:.3g}",
-             help="Scale-up all-to-all time of a stage's MoE layers ÷ the scale-out time of its cut; want ≥ 1."
-                  + (f" No ratio: {cut_reason}." if cut_reason else ""))
-mt[6].metric("Training bubble", f"{100 * bubble_now:.3g} %", help=f"(P−1)/(m+P−1) at P = {P}, m = {m_now}. "
-             "Inference has none.")
+metrics.grid([    # two rows (4 + 3): seven numbers in one row truncate
+    Metric("Weights per chip", bytes_(w_now), help="W/(C·P): each stage holds 1/P of the layers on its C chips."),
+    Metric("KV per chip", bytes_(kv_now), help="b·kv(T)/C: a stage holds its layers' KV for all P micro-batches "
+           "— P × b sequences × 1/P of the layers. The P's cancel."),
+    Metric("HBM per chip", bytes_(tot_now), delta="fits" if fits else f"exceeds {bytes_(hw.hbm_bytes)}",
+           delta_color="normal" if fits else "inverse"),
+    Metric("Latency per token", seconds(lat_now), help="The P stage times (they add up to the whole model's "
+           "step) plus P hops."),
+    Metric("Tokens/s per replica", number(tps_now), help=f"P·b = {P * b:g} sequences in flight on C·P = "
+           f"{C * P:g} chips, one token each per {seconds(lat_now)}."),
+    Metric("Cut ratio t_up/t_out", "—" if not np.isfinite(ratio_now) else f"{ratio_now:.3g}",
+           help="Scale-up all-to-all time of a stage's MoE layers ÷ the scale-out time of its cut; want ≥ 1."
+                + (f" No ratio: {cut_reason}." if cut_reason else "")),
+    Metric("Training bubble", f"{100 * bubble_now:.3g} %", help=f"(P−1)/(m+P−1) at P = {P}, m = {m_now}. "
+           "Inference has none."),
+], columns=4)
 
 st.markdown(f"**Pipelining buys memory capacity, not bandwidth or latency.** One replica is P = {P} stages of "
             f"C = {C:g} chips (C is the lecture's E, the expert-parallel extent); micro-batch b = {b:g} (the "

@@ -14,10 +14,11 @@ import streamlit as st
 
 from model import decode_step, presets, pricing
 from model.specs import DTYPE_BYTES
-from ui import export, fig_prices
+from ui import export, fig_prices, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("prices",)
@@ -132,18 +133,19 @@ except ValueError:      # e.g. a custom model with neither attention shapes nor 
     roof_mfu = float("nan")
 lo_band, hi_band = pricing.LECTURE_OUTPUT_INPUT_BAND
 in_band = int(np.sum((table.output_input_ratio >= lo_band) & (table.output_input_ratio <= hi_band)))
-m = st.columns(4)
-m[0].metric("Output ÷ input price", f"{ratio:.3g}×",
-            help=f"{label(offer)}: \\${offer.output_usd_per_mtok:g} ÷ \\${offer.input_usd_per_mtok:g} per Mtok.")
-m[1].metric("Decode MFU ÷ prefill MFU", f"1/{ratio:.3g} = {100 * eff:.3g} %",
-            help="If prices track cost and prefill is compute-bound, an output token costs r× more because "
-                 "decode uses 1/r of the FLOP/s (§2.6).")
-m[2].metric("Roofline decode MFU (sidebar)", f"{100 * roof_mfu:.3g} %" if np.isfinite(roof_mfu) else "—",
-            help=f"t_matmul ÷ t_step on the sidebar's system at B = {view.batch:g}, T = {tokens(view.context)}: "
-                 "the share of the decode step spent on weight matmuls. Prefill at long prompts is compute-bound "
-                 "(≈ 100 % on the ideal roofline).")
-m[3].metric(f"Presets at {lo_band:g}–{hi_band:g}×", f"{in_band} of {len(table)}",
-            help="The lecture: 'output tokens 3–5× more expensive than input; they run with 5×'.")
+metrics.grid([
+    Metric("Output ÷ input price", f"{ratio:.3g}×",
+           help=f"{label(offer)}: ${offer.output_usd_per_mtok:g} ÷ ${offer.input_usd_per_mtok:g} per Mtok."),
+    Metric("Decode MFU ÷ prefill MFU", f"1/{ratio:.3g} = {100 * eff:.3g} %",
+           help="If prices track cost and prefill is compute-bound, an output token costs r× more because "
+                "decode uses 1/r of the FLOP/s (§2.6)."),
+    Metric("Roofline decode MFU (sidebar)", f"{100 * roof_mfu:.3g} %" if np.isfinite(roof_mfu) else "—",
+           help=f"t_matmul ÷ t_step on the sidebar's system at B = {view.batch:g}, T = {tokens(view.context)}: "
+                "the share of the decode step spent on weight matmuls. Prefill at long prompts is compute-bound "
+                "(≈ 100 % on the ideal roofline)."),
+    Metric(f"Presets at {lo_band:g}–{hi_band:g}×", f"{in_band} of {len(table)}",
+           help="The lecture: 'output tokens 3–5× more expensive than input; they run with 5×'."),
+], columns=4)
 st.latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
          rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
          rf"\approx \frac{{1}}{{r}} = {eff:.3g}")
@@ -212,15 +214,16 @@ else:
     kv_arch = float(pricing.kv_bytes_architecture(dh, kvh, kvl, b_el))
     heads_implied = float(kv_imp / pricing.kv_bytes_architecture(dh, 1, kvl, b_el))
     jump_in, jump_out = float(table.long_input_jump[i_t]), float(table.long_output_jump[i_t])
-    m = st.columns(4)
-    m[0].metric("Implied KV per token", bytes_(kv_imp),
-                help=f"Stored KV bytes per token that put the KV-fetch = compute crossover at {T_x:,.0f} tokens.")
-    m[1].metric(f"…in {kv_dtype} elements", number(kv_imp / b_el),
-                help=f"{bytes_(kv_imp)} ÷ {b_el:g} B per element.")
-    m[2].metric("Architecture cross-check", bytes_(kv_arch),
-                help=f"{kvl:g} × 2 × {dh} × {kvh} × {b_el:g} B (layers × K,V × d_head × KV heads × bytes).")
-    m[3].metric("Implied ÷ architecture", f"{kv_imp / kv_arch:.3g}×",
-                help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s).")
+    metrics.grid([
+        Metric("Implied KV per token", bytes_(kv_imp),
+               help=f"Stored KV bytes per token that put the KV-fetch = compute crossover at {T_x:,.0f} tokens."),
+        Metric(f"…in {kv_dtype} elements", number(kv_imp / b_el),
+               help=f"{bytes_(kv_imp)} ÷ {b_el:g} B per element."),
+        Metric("Architecture cross-check", bytes_(kv_arch),
+               help=f"{kvl:g} × 2 × {dh} × {kvh} × {b_el:g} B (layers × K,V × d_head × KV heads × bytes)."),
+        Metric("Implied ÷ architecture", f"{kv_imp / kv_arch:.3g}×",
+               help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s)."),
+    ], columns=4)
     f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
     st.latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
              rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
@@ -284,15 +287,16 @@ kv_arch_now = float(pricing.kv_bytes_architecture(int(ss["pr_dh"]), int(ss["pr_k
                                                   DTYPE_BYTES[ss["pr_kvdt"]]))
 reload = float(pricing.recompute_over_reload(Na, fpb, kv_arch_now))
 has_hit = offer.cache_read_usd_per_mtok is not None
-m = st.columns(4)
-m[0].metric("Fresh input (recompute)", f"{usd(offer.input_usd_per_mtok)}/Mtok",
-            help=f"{label(offer)}'s input price: a fresh token is a prefill that recomputes its KV.")
-m[1].metric("Cache hit (reload)", f"{usd(offer.cache_read_usd_per_mtok)}/Mtok" if has_hit else "—",
-            help=f"{label(offer)}'s cached-input price: the stored KV is read back.")
-m[2].metric("Price discount", f"{disc:.3g}×" if np.isfinite(disc) else "—", help="Fresh input ÷ cache-hit price.")
-m[3].metric("Roofline: recompute ÷ HBM read", f"{number(reload)}×",
-            help=f"2·Na/((F/bw)·kv) with kv = {bytes_(kv_arch_now)} (the architecture cross-check): one token's "
-                 "prefill FLOPs against reading its KV from HBM once.")
+metrics.grid([
+    Metric("Fresh input (recompute)", f"{usd(offer.input_usd_per_mtok)}/Mtok",
+           help=f"{label(offer)}'s input price: a fresh token is a prefill that recomputes its KV."),
+    Metric("Cache hit (reload)", f"{usd(offer.cache_read_usd_per_mtok)}/Mtok" if has_hit else "—",
+           help=f"{label(offer)}'s cached-input price: the stored KV is read back."),
+    Metric("Price discount", f"{disc:.3g}×" if np.isfinite(disc) else "—", help="Fresh input ÷ cache-hit price."),
+    Metric("Roofline: recompute ÷ HBM read", f"{number(reload)}×",
+           help=f"2·Na/((F/bw)·kv) with kv = {bytes_(kv_arch_now)} (the architecture cross-check): one token's "
+                "prefill FLOPs against reading its KV from HBM once."),
+], columns=4)
 if has_hit:
     st.latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
              rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "

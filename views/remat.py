@@ -13,11 +13,12 @@ import numpy as np
 import streamlit as st
 
 from model import remat
-from ui import export, fig_remat
+from ui import export, fig_remat, metrics
 from ui.dials import choice_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_remat import Line
 from ui.format import bytes_, number, seconds, tokens
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("remat",)
@@ -85,17 +86,18 @@ M = hw.hbm_bytes
 
 # ---------------------------------------------------------------- headline numbers
 names = dict(zip(remat.STRATEGY_KEYS, remat.STRATEGIES))
-m = st.columns(4)
-m[0].metric("Store all activations", bytes_(mem_now["store"]),
-            delta="fits" if mem_now["store"] <= M else f"exceeds {bytes_(M)} HBM", delta_color="normal"
-            if mem_now["store"] <= M else "inverse", help="L·A per chip: grows linearly with depth.")
-m[1].metric(f"√L checkpoints (k = {k_now})", bytes_(mem_now["sqrt"]),
-            help="k = ⌈√L⌉ layer inputs kept, one segment of ⌈L/k⌉ layers rebuilt at a time.")
-m[2].metric("Reversible (RevNet)", bytes_(mem_now["revnet"]),
-            help="The last layer's output pair plus one layer being rebuilt: the same at any depth.")
-m[3].metric("Extra compute for either", f"+{100 * (t_step['revnet'] / t_step['store'] - 1):.0f} %",
-            delta=f"one forward = {seconds(t_fwd)}", delta_color="off",
-            help="A training step is forward + backward (2× forward) = 3 forwards; rematerialising adds one.")
+metrics.grid([
+    Metric("Store all activations", bytes_(mem_now["store"]),
+           delta="fits" if mem_now["store"] <= M else f"exceeds {bytes_(M)} HBM", delta_color="normal"
+           if mem_now["store"] <= M else "inverse", help="L·A per chip: grows linearly with depth."),
+    Metric(f"√L checkpoints (k = {k_now})", bytes_(mem_now["sqrt"]),
+           help="k = ⌈√L⌉ layer inputs kept, one segment of ⌈L/k⌉ layers rebuilt at a time."),
+    Metric("Reversible (RevNet)", bytes_(mem_now["revnet"]),
+           help="The last layer's output pair plus one layer being rebuilt: the same at any depth."),
+    Metric("Extra compute for either", f"+{100 * (t_step['revnet'] / t_step['store'] - 1):.0f} %",
+           delta=f"one forward = {seconds(t_fwd)}", delta_color="off",
+           help="A training step is forward + backward (2× forward) = 3 forwards; rematerialising adds one."),
+], columns=4)
 
 st.markdown(f"**The trade** ([02:04:02]({VIDEO})): backpropagation needs each layer's activations. Keep them all "
             f"and memory grows with every layer; rebuild them during the backward pass and you pay about one extra "

@@ -25,11 +25,12 @@ from model.training import (
     size_for_quality,
     smallest_params_for_loss,
 )
-from ui import export, fig_training, figures
+from ui import export, fig_training, figures, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
 from ui.format import number
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("training",)
@@ -118,18 +119,19 @@ c_each = float(pc.pretrain_flops)
 chip_days = float(chip_seconds(c_each, s.flops)) / 86_400
 usd_pre = chip_days * 24 * s.hardware.price_usd_per_hour
 
-m = st.columns(4) + st.columns(4)
-m[0].metric("Inference D_inf [tokens]", number(d_inf),
-            help=f"Per model: {number(rate / models)} tok/s × {days:g} days × 86,400 s/day.")
-m[1].metric("Pretraining D_pre [tokens]", number(d_pre), help="6·D_pre = 2·ineff_inf·D_inf.")
-m[2].metric("RL D_RL [tokens]", number(d_rl), help="c_RL·ineff_RL·D_RL = 2·ineff_inf·D_inf.")
-m[3].metric("Chinchilla 20·N_active [tokens]", number(d_chin),
-            help="Hoffmann et al. 2022: compute-optimal pretraining is ~20 tokens per parameter.")
-m[4].metric("Over-training factor", f"{factor:.3g}×", help="D_pre ÷ (20·N_active).")
-m[5].metric("Tokens per parameter", f"{number(d_pre / na)}", help="D_pre ÷ N_active (Chinchilla: 20).")
-m[6].metric("Compute per phase [FLOP]", number(c_each),
-            help="Each of C_pre, C_RL, C_inf (equal by construction; inefficiencies included).")
-m[7].metric("All three phases [FLOP]", number(float(pc.total_flops)), help="C_pre + C_RL + C_inf = 3·C_pre.")
+metrics.grid([    # two rows of four
+    Metric("Inference D_inf [tokens]", number(d_inf),
+           help=f"Per model: {number(rate / models)} tok/s × {days:g} days × 86,400 s/day."),
+    Metric("Pretraining D_pre [tokens]", number(d_pre), help="6·D_pre = 2·ineff_inf·D_inf."),
+    Metric("RL D_RL [tokens]", number(d_rl), help="c_RL·ineff_RL·D_RL = 2·ineff_inf·D_inf."),
+    Metric("Chinchilla 20·N_active [tokens]", number(d_chin),
+           help="Hoffmann et al. 2022: compute-optimal pretraining is ~20 tokens per parameter."),
+    Metric("Over-training factor", f"{factor:.3g}×", help="D_pre ÷ (20·N_active)."),
+    Metric("Tokens per parameter", f"{number(d_pre / na)}", help="D_pre ÷ N_active (Chinchilla: 20)."),
+    Metric("Compute per phase [FLOP]", number(c_each),
+           help="Each of C_pre, C_RL, C_inf (equal by construction; inefficiencies included)."),
+    Metric("All three phases [FLOP]", number(float(pc.total_flops)), help="C_pre + C_RL + C_inf = 3·C_pre."),
+], columns=4)
 
 per_model = rate / models
 st.latex(rf"\begin{{aligned}}D_{{inf}} &= \frac{{R}}{{n}}\cdot \text{{days}}\cdot 86{{,}}400 = "
@@ -221,25 +223,26 @@ def beyond_the_heuristic() -> None:
     excess = tot_heur / tot_opt - 1.0 if heur_ok else float("nan")
     under = heur_ok and n_heur > n_chin          # equal costs land on the under-trained side of Chinchilla
 
-    m = st.columns(4) + st.columns(4)
-    m[0].metric("Target loss [nats/token]", f"{target:.4g}",
-                help=f"{TARGET_LABELS[ss['tt_tgt']]}, under {FIT_LABELS[fit_key]}.")
-    m[1].metric("Cost-optimal size N* [params]", number(n_opt),
-                help="Least pretraining + inference compute for the target loss and this model's D_inf.")
-    m[2].metric("…trained on D* [tokens]", number(d_opt), help=f"{number(d_opt / n_opt)} tokens per parameter.")
-    m[3].metric("Pretraining share at N*", f"{100 * share:.3g} %",
-                help="C_pre ÷ (C_pre + C_inf) at the optimum. The heuristic's answer is 50 %.")
-    m[4].metric("Heuristic's model [params]", number(n_heur) if heur_ok else "—",
-                help="The size that reaches the target on the heuristic's D_pre tokens"
-                     + ("" if heur_ok else ": none does — D_pre tokens cannot reach this loss at any size."))
-    m[5].metric("Heuristic's extra cost", f"+{100 * excess:.3g} %" if heur_ok else "—",
-                help="Its pretraining + inference compute over the optimum's.")
-    m[6].metric("Chinchilla-optimal (fit) [params]", number(n_chin),
-                help=f"Least pretraining compute alone for the target: {number(float(chin.pretrain_tokens) / n_chin)} "
-                     "tokens per parameter under this fit.")
-    m[7].metric("Chinchilla-optimal's extra cost", f"+{100 * (tot_chin / tot_opt - 1):.3g} %",
-                help="Pretraining + inference compute of the Chinchilla-optimal model over the optimum's: serving a "
-                     "big model is what it forgets.")
+    metrics.grid([    # two rows of four
+        Metric("Target loss [nats/token]", f"{target:.4g}",
+               help=f"{TARGET_LABELS[ss['tt_tgt']]}, under {FIT_LABELS[fit_key]}."),
+        Metric("Cost-optimal size N* [params]", number(n_opt),
+               help="Least pretraining + inference compute for the target loss and this model's D_inf."),
+        Metric("…trained on D* [tokens]", number(d_opt), help=f"{number(d_opt / n_opt)} tokens per parameter."),
+        Metric("Pretraining share at N*", f"{100 * share:.3g} %",
+               help="C_pre ÷ (C_pre + C_inf) at the optimum. The heuristic's answer is 50 %."),
+        Metric("Heuristic's model [params]", number(n_heur) if heur_ok else "—",
+               help="The size that reaches the target on the heuristic's D_pre tokens"
+                    + ("" if heur_ok else ": none does — D_pre tokens cannot reach this loss at any size.")),
+        Metric("Heuristic's extra cost", f"+{100 * excess:.3g} %" if heur_ok else "—",
+               help="Its pretraining + inference compute over the optimum's."),
+        Metric("Chinchilla-optimal (fit) [params]", number(n_chin),
+               help=f"Least pretraining compute alone for the target: {number(float(chin.pretrain_tokens) / n_chin)} "
+                    "tokens per parameter under this fit."),
+        Metric("Chinchilla-optimal's extra cost", f"+{100 * (tot_chin / tot_opt - 1):.3g} %",
+               help="Pretraining + inference compute of the Chinchilla-optimal model over the optimum's: serving a "
+                    "big model is what it forgets."),
+    ], columns=4)
 
     r_opt = float(loss_term_ratio(n_opt, d_opt, fit))
     st.latex(rf"\begin{{aligned}}L(N, D) &= E + \frac{{A}}{{N^{{\alpha}}}} + \frac{{B}}{{D^{{\beta}}}} = {E:g} + "
