@@ -12,9 +12,10 @@ What it does, and why:
     display math only forbids the line break (`white-space: nowrap`), so allowing it wraps the
     equation like text.  What still does not fit (one wide fraction, an aligned block) scrolls
     sideways inside its own box (overflow-x: auto), never the page.
-  * Metrics (ui/metrics.py's grid; the st.metric rules are kept for any st.metric): on a phone
-    Streamlit stacks every column full width, so six metrics took a whole screen.  A column holding one metric keeps to a third of the line (half in a row of four),
-    with a smaller value; labels wrap instead of being cut with "…".
+  * Metrics (ui/metrics.py's grid; the st.metric rules are kept for any st.metric): on a
+    phone Streamlit stacks every column full width, so six metrics took a whole screen.  A grid
+    (or a column holding one metric) keeps three to a line (two in a row of four), with a smaller
+    value; labels wrap instead of being cut with "…".
   * Charts (Plotly): on a touch screen the mode bar is always shown, over the chart's title, and a
     title at projector size runs off a 390 px chart: hide the mode bar on phones (the CSV button
     and Streamlit's full-screen button stay) and draw titles, axis titles, legends and notes a size smaller.
@@ -58,7 +59,8 @@ _RULES = """
            line-height: 1; vertical-align: 0.05rem; opacity: 0.55; cursor: help; }
 .rf-metric-value { font-size: 2.25rem; line-height: 1.25; padding-bottom: 0.1rem; overflow-wrap: anywhere; }
 .rf-metric-delta { font-size: 1rem; line-height: 1.4; width: fit-content; max-width: 100%;
-                   padding: 0 0.4rem; border-radius: 0.5rem; background: color-mix(in srgb, currentColor 10%, transparent); }
+                   padding: 0 0.4rem; border-radius: 0.5rem;
+                   background: color-mix(in srgb, currentColor 10%, transparent); }
 
 @media (max-width: PHONEpx) {
   /* ---- equations wrap at = + ≥ ⇒ like text; a box that still does not fit scrolls sideways ---- */
