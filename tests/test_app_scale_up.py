@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metric_list, metrics, trace, written
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -67,7 +67,7 @@ def test_headline_numbers_equal_the_model_and_the_cli(capsys):
     n_max = float(largest_model_params(s, 64.0, 8192.0))
     assert m["Largest model"] == number(n_max) == "234B"                        # (640 GB − 64 × 2.68 GB) / 2
     assert m["Smallest C that fits"] == "4"                                      # 313 GB over 80 GB chips
-    assert next(x for x in at.metric if x.label == "Largest model").delta == "holds this model"
+    assert next(x for x in metric_list(at) if x.label == "Largest model").delta == "holds this model"
     # The CLI with the same inputs gives the same step.
     code = cli.main(["step", "--hardware", "h100", "--model", "llama-3.1-70b", "--chips", "8", "--batch", "64",
                      "--context", "8192", "--json"])
@@ -186,7 +186,7 @@ def test_a100_deepseek_nothing_fits_in_the_domain():
     lm = float(largest_model_params(s, 64.0, 8192.0))
     m = metrics(at)
     assert m["Largest model"] == number(lm) == "302B"
-    assert next(x for x in at.metric if x.label == "Largest model").delta == "this model is too big"
+    assert next(x for x in metric_list(at) if x.label == "Largest model").delta == "this model is too big"
     r = decode_step(s, 64.0, 8192.0, chips=GRID)
     c_min = int(GRID[np.flatnonzero(r.fits)[0]])
     assert m["Smallest C that fits"] == str(c_min) == "18"

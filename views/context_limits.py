@@ -27,11 +27,12 @@ from model.context import (
     generations,
 )
 from model.presets import hardware_presets
-from ui import export, fig_context
+from ui import export, fig_context, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_context import Curve, Series
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("context",)
@@ -136,25 +137,25 @@ nofit = ~np.asarray(dense.fits, bool)
 nofit_from = float(grid[np.argmax(nofit)]) if nofit.any() else None
 
 # ---------------------------------------------------------------- headline numbers
-m = st.columns(4)
-m[0].metric("KV = compute, dense [tokens]", where(tc["dense"]),
-            help="Context where one sequence's KV read per step takes as long as its matmuls: kv(T)/bw = 2·Na/F. "
-                 "Past it no batch makes decode compute-bound. Independent of B.")
-m[1].metric(f"Reading f = {f_now:g} [tokens]", where(tc["fraction"]),
-            help="The same crossover when each full-attention layer reads f·T tokens: T_c/f.")
-m[2].metric(f"√T rule, K = {tokens(knee)} [tokens]", where(tc["sqrt"]),
-            help="The same crossover when a layer reads √(K·T) tokens past K: T_c²/K.")
-m[3].metric(f"KV = weights at B = {B:g} [tokens]", where(t_w),
-            help="Context where the batch's KV read equals the weight read: B·kv(T) = W. Above it the KV is the "
-                 "larger memory term.")
-m = st.columns(4)
-m[0].metric(f"Cost at T = {tokens(T)}, dense", usd(float(dense.usd_per_mtok[i_now])) + "/Mtok",
-            help="Chip-hours × price ÷ output tokens at the sidebar's batch, on the ideal roofline.")
-m[1].metric(f"… reading f = {f_now:g}", usd(float(frac.usd_per_mtok[i_now])) + "/Mtok")
-m[2].metric("… √T rule", usd(float(sqrt_.usd_per_mtok[i_now])) + "/Mtok")
-m[3].metric("Lecture model: KV = compute", where(tc_ref),
-            help=f"Na = {number(na_ref)} active, {float(ss['cx_kve']):,.0f} KV elements/token at {s.precision.kv} "
-                 f"({bytes_(kv_ref.full_bytes_per_token)}/token), on {hw.name} at {s.precision.compute}.")
+metrics.grid([
+    Metric("KV = compute, dense [tokens]", where(tc["dense"]),
+           help="Context where one sequence's KV read per step takes as long as its matmuls: kv(T)/bw = 2·Na/F. "
+                "Past it no batch makes decode compute-bound. Independent of B."),
+    Metric(f"Reading f = {f_now:g} [tokens]", where(tc["fraction"]),
+           help="The same crossover when each full-attention layer reads f·T tokens: T_c/f."),
+    Metric(f"√T rule, K = {tokens(knee)} [tokens]", where(tc["sqrt"]),
+           help="The same crossover when a layer reads √(K·T) tokens past K: T_c²/K."),
+    Metric(f"KV = weights at B = {B:g} [tokens]", where(t_w),
+           help="Context where the batch's KV read equals the weight read: B·kv(T) = W. Above it the KV is the "
+                "larger memory term."),
+    Metric(f"Cost at T = {tokens(T)}, dense", usd(float(dense.usd_per_mtok[i_now])) + "/Mtok",
+           help="Chip-hours × price ÷ output tokens at the sidebar's batch, on the ideal roofline."),
+    Metric(f"… reading f = {f_now:g}", usd(float(frac.usd_per_mtok[i_now])) + "/Mtok"),
+    Metric("… √T rule", usd(float(sqrt_.usd_per_mtok[i_now])) + "/Mtok"),
+    Metric("Lecture model: KV = compute", where(tc_ref),
+           help=f"Na = {number(na_ref)} active, {float(ss['cx_kve']):,.0f} KV elements/token at {s.precision.kv} "
+                f"({bytes_(kv_ref.full_bytes_per_token)}/token), on {hw.name} at {s.precision.compute}."),
+], columns=4)
 
 # ---------------------------------------------------------------- equations with today's numbers
 st.markdown("**Where the KV read overtakes compute** (lecture §2.5, [01:32:52]("

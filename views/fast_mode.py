@@ -11,11 +11,12 @@ import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits, presets, system_balance_batch
 from model.economics import fast_mode_batches, fast_mode_forward
-from ui import dials, export
+from ui import dials, export, metrics
 from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_panels
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("fast-mode",)
@@ -125,8 +126,8 @@ def _times_b_star(batch_, over):
     if batch_ is None:
         return "no solution"
     if over is not None:
-        return rf"{over:.3g} × B\*(T)"
-    return rf"{batch_ / b_star0:.3g} × B\*₀ (B\*(T) = ∞)"
+        return f"{over:.3g} × B*(T)"      # plain text: the metrics grid is HTML, not Markdown
+    return f"{batch_ / b_star0:.3g} × B*₀ (B*(T) = ∞)"
 
 
 def _tex_n(x: float) -> str:
@@ -136,25 +137,26 @@ def _tex_n(x: float) -> str:
 
 # ---------------------------------------------------------------- metrics
 QUIET = {"delta_color": "off", "delta_arrow": "off"}
-m = st.columns(3) + st.columns(3)    # two rows: "14.8 → 5.93" does not fit a sixth of the page
-m[0].metric("Speedup S [×]", f"{fm.speedup:.3g}" if fm.speedup is not None else "—",
-            help="Output tokens/s per user, fast ÷ standard (= standard step time ÷ fast step time).")
-m[1].metric("Price multiple Pm [×]", f"{fm.price_multiple:.3g}" if fm.price_multiple is not None else "—",
-            help="$ per output token, fast ÷ standard (= (t_fast/B_fast) ÷ (t_std/B_std)).")
-m[2].metric("Standard batch B_std", number(fm.batch_standard) if solved else "—",
-            delta=_times_b_star(fm.batch_standard, fm.batch_standard_over_balance), **QUIET,
-            help="Sequences per step in standard mode, as a multiple of the balance batch B\\*(T) at this context "
-                 r"(B\*₀: the balance batch without KV, when KV makes B\*(T) infinite).")
-m[3].metric("Fast batch B_fast", number(fm.batch_fast) if solved else "—",
-            delta=_times_b_star(fm.batch_fast, fm.batch_fast_over_balance), **QUIET,
-            help="Sequences per step in fast mode, as a multiple of the balance batch B\\*(T) at this context "
-                 r"(B\*₀: the balance batch without KV, when KV makes B\*(T) infinite).")
-m[4].metric("Latency std → fast [ms]",
-            f"{fm.t_step_standard_s * 1e3:.3g} → {fm.t_step_fast_s * 1e3:.3g}" if solved else "—",
-            help="Time per output token (one decode step) in each mode.")
-m[5].metric("Cost std → fast [$/Mtok]",
-            f"{fm.usd_per_mtok_standard:.3g} → {fm.usd_per_mtok_fast:.3g}" if solved else "—",
-            help="The roofline's cost per million output tokens at the chip-hour price (not the API's list price).")
+metrics.grid([
+    Metric("Speedup S [×]", f"{fm.speedup:.3g}" if fm.speedup is not None else "—",
+           help="Output tokens/s per user, fast ÷ standard (= standard step time ÷ fast step time)."),
+    Metric("Price multiple Pm [×]", f"{fm.price_multiple:.3g}" if fm.price_multiple is not None else "—",
+           help="$ per output token, fast ÷ standard (= (t_fast/B_fast) ÷ (t_std/B_std))."),
+    Metric("Standard batch B_std", number(fm.batch_standard) if solved else "—",
+           delta=_times_b_star(fm.batch_standard, fm.batch_standard_over_balance), **QUIET,
+           help="Sequences per step in standard mode, as a multiple of the balance batch B*(T) at this context "
+                "(B*₀: the balance batch without KV, when KV makes B*(T) infinite)."),
+    Metric("Fast batch B_fast", number(fm.batch_fast) if solved else "—",
+           delta=_times_b_star(fm.batch_fast, fm.batch_fast_over_balance), **QUIET,
+           help="Sequences per step in fast mode, as a multiple of the balance batch B*(T) at this context "
+                "(B*₀: the balance batch without KV, when KV makes B*(T) infinite)."),
+    Metric("Latency std → fast [ms]",
+           f"{fm.t_step_standard_s * 1e3:.3g} → {fm.t_step_fast_s * 1e3:.3g}" if solved else "—",
+           help="Time per output token (one decode step) in each mode."),
+    Metric("Cost std → fast [$/Mtok]",
+           f"{fm.usd_per_mtok_standard:.3g} → {fm.usd_per_mtok_fast:.3g}" if solved else "—",
+           help="The roofline's cost per million output tokens at the chip-hour price (not the API's list price)."),
+], columns=3)    # two rows: "14.8 → 5.93" does not fit a sixth of the page
 
 # ---------------------------------------------------------------- messages when there is no answer
 HINT = {"HBM": "More chips (C) give more HBM; a shorter context needs less KV per sequence.",

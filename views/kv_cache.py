@@ -6,10 +6,11 @@ import streamlit as st
 from model import KVLayout, context_never_compute_bound, decode_step, kv_crossover_context, presets
 from model.economics import kv_bytes_from_crossover
 from model.specs import DTYPE_BYTES
-from ui import dials, export, fig_kv, figures
+from ui import dials, export, fig_kv, figures, metrics
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("kv-cache",)
@@ -96,25 +97,25 @@ bmap = decode_step(s, b_grid[:, None], c_grid[None, :])      # chart 2: bound ov
 cross_line = kv_crossover_context(s, b_grid)                 # chart 2: the KV = weights line
 
 bound_now = str(sweep.bound[i_now])
-m = st.columns(3)
-m[0].metric("KV stored per token" + (" (within the window)" if windowed else ""), bytes_(kv.bytes_per_token),
-            delta=f"{bytes_(kv_tok)} per extra token past {tokens(kv.window_tokens)}" if windowed else None,
-            delta_color="off",
-            help="All layers, at the KV dtype. Sparse attention does not change this."
-                 + (f" Windowed layers stop growing past {tokens(kv.window_tokens)} tokens; beyond that each extra "
-                    f"token adds {bytes_(kv_tok)} (the full-attention layers)." if windowed else ""))
-m[1].metric(f"KV read per sequence per step at T = {tokens(T)}", bytes_(float(s.kv_read(T))),
-            help="Bytes one sequence reads per decode step (with sparse attention: fewer than are stored).")
-m[2].metric(f"Cost at T = {tokens(T)} [$/Mtok]", usd(float(sweep.usd_per_mtok[i_now])),
-            help="Chip-hours × price ÷ output tokens, on the ideal roofline.")
-m = st.columns(3)
-m[0].metric(f"KV = weights at B = {B:g} [tokens]", metric_words(t_cross),
-            help="Context where the batch's KV fetch equals the weight fetch: B · kv(T) = W. "
-                 f"Here: {where_words(t_cross)}.")
-m[1].metric("KV = compute: never compute-bound past [tokens]", metric_words(t_never),
-            help="Context where one sequence's KV fetch takes as long as its matmuls: kv(T)/bw = 2·Na/F. "
-                 f"Past it no batch size makes decode compute-bound; independent of B. Here: {where_words(t_never)}.")
-m[2].metric(f"Bound at B = {B:g}, T = {tokens(T)}", figures.BOUND_LABELS.get(bound_now, bound_now))
+metrics.grid([
+    Metric("KV stored per token" + (" (within the window)" if windowed else ""), bytes_(kv.bytes_per_token),
+           delta=f"{bytes_(kv_tok)} per extra token past {tokens(kv.window_tokens)}" if windowed else None,
+           delta_color="off",
+           help="All layers, at the KV dtype. Sparse attention does not change this."
+                + (f" Windowed layers stop growing past {tokens(kv.window_tokens)} tokens; beyond that each extra "
+                   f"token adds {bytes_(kv_tok)} (the full-attention layers)." if windowed else "")),
+    Metric(f"KV read per sequence per step at T = {tokens(T)}", bytes_(float(s.kv_read(T))),
+           help="Bytes one sequence reads per decode step (with sparse attention: fewer than are stored)."),
+    Metric(f"Cost at T = {tokens(T)} [$/Mtok]", usd(float(sweep.usd_per_mtok[i_now])),
+           help="Chip-hours × price ÷ output tokens, on the ideal roofline."),
+    Metric(f"KV = weights at B = {B:g} [tokens]", metric_words(t_cross),
+           help="Context where the batch's KV fetch equals the weight fetch: B · kv(T) = W. "
+                f"Here: {where_words(t_cross)}."),
+    Metric("KV = compute: never compute-bound past [tokens]", metric_words(t_never),
+           help="Context where one sequence's KV fetch takes as long as its matmuls: kv(T)/bw = 2·Na/F. "
+                f"Past it no batch size makes decode compute-bound; independent of B. Here: {where_words(t_never)}."),
+    Metric(f"Bound at B = {B:g}, T = {tokens(T)}", figures.BOUND_LABELS.get(bound_now, bound_now)),
+], columns=3)
 
 # ---------------------------------------------------------------- equations with today's numbers
 st.markdown("**Two crossover contexts.** Where the KV read of the whole batch equals the weight read, and "
@@ -203,18 +204,19 @@ else:
     st.latex(rf"kv_{{tok}} = \frac{{2\,N_a\cdot bw}}{{F\cdot T_{{tier}}}} = \frac{{2 \times {params(na)} \times "
              rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_int(thr)}}} = "
              rf"{tex_int(implied)}\ \text{{B/token}}")
-    p = st.columns(4)
-    p[0].metric("Implied KV per token", f"{implied:,.0f} B",
-                help=f"Bytes, read as KV stored at the compute dtype ({cd}): Na = {number(na)}, "
-                     f"F = {F:.3g} FLOP/s ({s.hardware.name}, {cd}), bw = {bw:.3g} B/s.")
-    p[1].metric(f"= elements at {cd}", f"{implied / el_bytes:,.0f}",
-                help=f"{el_bytes:g} byte(s) per {cd} element.")
-    p[2].metric("Lecture's architecture [elements]", f"{LECTURE_ARCH_ELEMENTS:,}",
-                help="One unique KV layer (shared across layers, Character.AI/Gemma style) × 2 (K and V) × d_head 128 "
-                     "× 8 KV heads = 2,048 — '2 KB' at 1 byte per element.")
-    p[3].metric(f"{s.model.name} stores", f"{bytes_(kv_tok)}/token",
-                delta=f"{kv_tok / implied:,.0f}× the implied size" if implied > 0 else None, delta_color="off",
-                help="Per extra token of context at the KV dtype (full-attention layers).")
+    metrics.grid([
+        Metric("Implied KV per token", f"{implied:,.0f} B",
+               help=f"Bytes, read as KV stored at the compute dtype ({cd}): Na = {number(na)}, "
+                    f"F = {F:.3g} FLOP/s ({s.hardware.name}, {cd}), bw = {bw:.3g} B/s."),
+        Metric(f"= elements at {cd}", f"{implied / el_bytes:,.0f}",
+               help=f"{el_bytes:g} byte(s) per {cd} element."),
+        Metric("Lecture's architecture [elements]", f"{LECTURE_ARCH_ELEMENTS:,}",
+               help="One unique KV layer (shared across layers, Character.AI/Gemma style) × 2 (K and V) × d_head 128 "
+                    "× 8 KV heads = 2,048 — '2 KB' at 1 byte per element."),
+        Metric(f"{s.model.name} stores", f"{bytes_(kv_tok)}/token",
+               delta=f"{kv_tok / implied:,.0f}× the implied size" if implied > 0 else None, delta_color="off",
+               help="Per extra token of context at the KV dtype (full-attention layers)."),
+    ], columns=4)
     st.caption(f"Assumptions, all visible: Na = {float(st.session_state['na']):g}B active parameters (the lecture's "
                f"conjecture is 100B), F/bw = {F / bw:,.0f} from {s.hardware.name} at {cd} (sidebar), large batch so "
                f"the weight read is amortised. The answer is in bytes at the compute dtype: {implied:,.0f} B of {cd} "

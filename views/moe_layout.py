@@ -15,11 +15,12 @@ import streamlit as st
 
 from model import cluster, decode_step
 from model.roofline import bound_of, combine
-from ui import export
+from ui import export, metrics
 from ui.dials import BATCH_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
 from ui.format import bytes_, number, seconds
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("moe",)
@@ -95,11 +96,10 @@ def _tex_s(t: float) -> str:
 
 
 def _metric_row(items: list[tuple], per_row: int = 4) -> None:
-    """Metrics, at most `per_row` to a row (more truncate their labels and values on a laptop)."""
-    cs = [c for i in range(0, len(items), per_row) for c in st.columns(per_row)]
-    for c, item in zip(cs, items):
-        label, value, *rest = item
-        c.metric(label, value, **(rest[0] if rest else {}))
+    """(label, value[, Metric keywords]) as one metrics grid, at most `per_row` to a line (more truncate their
+    labels and values on a laptop)."""
+    metrics.grid([Metric(label, value, **(rest[0] if rest else {})) for label, value, *rest in items],
+                 columns=per_row)
 
 
 def _step_tex(r, t_comm: float, t_weights: float, t_step: float) -> str:

@@ -15,10 +15,11 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
-from ui import dials, export, fig_reality
+from ui import dials, export, fig_reality, metrics
 from ui.dials import choice_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import number, tokens
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("reality",)
@@ -188,18 +189,19 @@ else:
     fit = _fitted(tuple(sel_keys)) if not user else cal.fit_check(c, mask)
 
     # ------------------------------------------------------------ headline numbers
-    mt = st.columns(4)
-    mt[0].metric("Measured [out tok/s/GPU]", number(measured),
-                 help=f"As published: {m.throughput:,.6g} tok/s, {m.throughput_metric}"
-                      + (f" (× O/(L+O) = {m.output_share:.3g} for output)" if m.throughput_metric.startswith("total")
-                         else "") + ".")
-    mt[1].metric("Ideal bound [out tok/s/GPU]", number(ideal),
-                 help=("At the measured speed " + _speed(speed) + " per user." if np.isfinite(speed) else
-                       "No speed published: the top of the frontier (the largest batch that fits in HBM)."))
-    mt[2].metric("Measured ÷ ideal", f"{100 * eff:.3g} %" if np.isfinite(eff) else "above the bound",
-                 help="How close real serving came to the roofline of its own setup (1 = the bound).")
-    mt[3].metric("What caps the ideal batch", bound,
-                 help="compute: B·c fills the step; memory: weights + KV fill it; capacity: the KV cache fills HBM.")
+    metrics.grid([
+        Metric("Measured [out tok/s/GPU]", number(measured),
+               help=f"As published: {m.throughput:,.6g} tok/s, {m.throughput_metric}"
+                    + (f" (× O/(L+O) = {m.output_share:.3g} for output)" if m.throughput_metric.startswith("total")
+                       else "") + "."),
+        Metric("Ideal bound [out tok/s/GPU]", number(ideal),
+               help=("At the measured speed " + _speed(speed) + " per user." if np.isfinite(speed) else
+                     "No speed published: the top of the frontier (the largest batch that fits in HBM).")),
+        Metric("Measured ÷ ideal", f"{100 * eff:.3g} %" if np.isfinite(eff) else "above the bound",
+               help="How close real serving came to the roofline of its own setup (1 = the bound)."),
+        Metric("What caps the ideal batch", bound,
+               help="compute: B·c fills the step; memory: weights + KV fill it; capacity: the KV cache fills HBM."),
+    ], columns=4)
 
     # ------------------------------------------------------------ the bound, with today's numbers
     C, a, k = t.chips, t.a, m.tokens_computed_per_step
@@ -270,14 +272,15 @@ else:
 
     # ------------------------------------------------------------ the fit, and applying it everywhere
     st.subheader("Fitted efficiency → every page")
-    ft = st.columns(4)
-    ft[0].metric("Compute MFU", f"{fit.mfu:.2f}" + ("" if fit.mfu_determined else " (not pinned)"),
-                 help="Achieved ÷ peak FLOP/s that best predicts the selected points.")
-    ft[1].metric("HBM bandwidth util.", f"{fit.bwu:.2f}" + ("" if fit.bwu_determined else " (not pinned)"),
-                 help="Achieved ÷ peak HBM bytes/s that best predicts the selected points.")
-    ft[2].metric("Typical miss (RMS)", f"× {10 ** fit.rms_log10:.3g}",
-                 help="Root-mean-square of log10(measured ÷ predicted), as a factor.")
-    ft[3].metric("Points in the fit", f"{len(sel_keys)}")
+    metrics.grid([
+        Metric("Compute MFU", f"{fit.mfu:.2f}" + ("" if fit.mfu_determined else " (not pinned)"),
+               help="Achieved ÷ peak FLOP/s that best predicts the selected points."),
+        Metric("HBM bandwidth util.", f"{fit.bwu:.2f}" + ("" if fit.bwu_determined else " (not pinned)"),
+               help="Achieved ÷ peak HBM bytes/s that best predicts the selected points."),
+        Metric("Typical miss (RMS)", f"× {10 ** fit.rms_log10:.3g}",
+               help="Root-mean-square of log10(measured ÷ predicted), as a factor."),
+        Metric("Points in the fit", f"{len(sel_keys)}"),
+    ], columns=4)
     st.latex(rf"\min_{{MFU,\,BWU}}\ \sum_{{i=1}}^{{{len(sel_keys)}}}\Big(\log_{{10}}\text{{measured}}_i - "
              rf"\log_{{10}}\text{{bound}}_i(MFU, BWU)\Big)^2\ \Rightarrow\ MFU = {fit.mfu:.3g},\ BWU = {fit.bwu:.3g}")
     if not fit.mfu_determined:

@@ -12,11 +12,12 @@ import streamlit as st
 from model import decode_step, hbm_drain_time, max_batch_that_fits
 from model.cluster import largest_model_params, pipeline
 from model.presets import hardware_presets
-from ui import export, fig_scaleup, figures
+from ui import export, fig_scaleup, figures, metrics
 from ui.dials import BATCH_OPTIONS, choice_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.metrics import Metric
 from ui.view import current_view, page_header
 
 PAGE = ("scale-up",)
@@ -91,20 +92,21 @@ kv_seq = float(s.kv.stored_bytes(T)) if T > 0 else 0.0       # KV bytes one sequ
 bw_agg, cap_agg = C * bw, C * M
 
 # ---------------------------------------------------------------- headline numbers
-m = st.columns(4) + st.columns(3)    # two rows: seven numbers in one row truncate on a laptop
-m[0].metric("Bandwidth C·bw", f"{bytes_(bw_agg)}/s",
-            help=f"{C:g} chips × {bytes_(bw)}/s each: what one decode step's reads are spread over.")
-m[1].metric("Capacity C·M", bytes_(cap_agg), help=f"{C:g} chips × {bytes_(M)} each.")
-m[2].metric("Floor W/(C·bw)", seconds(t_floor),
-            help="Every weight is read once per step, over the whole domain's bandwidth: no batch is faster.")
-m[3].metric("Latency per token", seconds(t_step), help=f"One decode step at B = {B:g}, T = {tokens(T)}.")
-m[4].metric("Cost [$/Mtok]", usd(usd_now), help="C chips × price × step time ÷ B tokens.")
-m[5].metric("Largest model", number(n_max_now) if n_max_now > 0 else "none",
-            delta=("holds this model" if n_max_now >= model.total_params else "this model is too big"),
-            delta_color="green" if n_max_now >= model.total_params else "red", delta_arrow="off",
-            help="Weights (at this weight dtype) plus the KV of B sequences at T in C·M.")
-m[6].metric("Smallest C that fits", f"{c_min:,.0f}" if np.isfinite(c_min) else f"> {grid[-1]:,.0f}",
-            help="The smallest scale-up size whose HBM holds the weights plus the KV cache of B sequences at T.")
+metrics.grid([     # four to a line: seven numbers in one row truncate on a laptop
+    Metric("Bandwidth C·bw", f"{bytes_(bw_agg)}/s",
+           help=f"{C:g} chips × {bytes_(bw)}/s each: what one decode step's reads are spread over."),
+    Metric("Capacity C·M", bytes_(cap_agg), help=f"{C:g} chips × {bytes_(M)} each."),
+    Metric("Floor W/(C·bw)", seconds(t_floor),
+           help="Every weight is read once per step, over the whole domain's bandwidth: no batch is faster."),
+    Metric("Latency per token", seconds(t_step), help=f"One decode step at B = {B:g}, T = {tokens(T)}."),
+    Metric("Cost [$/Mtok]", usd(usd_now), help="C chips × price × step time ÷ B tokens."),
+    Metric("Largest model", number(n_max_now) if n_max_now > 0 else "none",
+           delta=("holds this model" if n_max_now >= model.total_params else "this model is too big"),
+           delta_color="green" if n_max_now >= model.total_params else "red", delta_arrow="off",
+           help="Weights (at this weight dtype) plus the KV of B sequences at T in C·M."),
+    Metric("Smallest C that fits", f"{c_min:,.0f}" if np.isfinite(c_min) else f"> {grid[-1]:,.0f}",
+           help="The smallest scale-up size whose HBM holds the weights plus the KV cache of B sequences at T."),
+], columns=4)
 
 if not fits_now:
     where = (f"the smallest scale-up size that holds them is **C = {c_min:,.0f}**" if np.isfinite(c_min) else
