@@ -219,6 +219,56 @@ function showError(state, message) {
   box.textContent = message;
 }
 
+// ---------------------------------------------------------------- when to draw
+
+// A chart draws once the script run that sent it has ended, i.e. once the run's other elements are
+// on the page.  Drawn mid-run, each of plotly's text measurements makes the browser lay out the
+// half-updated page again, and the drawing holds up the elements still arriving (bench/bench_ui.py:
+// the Batch page's last chart settled ~15-35 ms sooner).  Outside a run (first mount, a theme
+// change) the draw waits one task.  A run state that never comes back (a changed Streamlit test
+// attribute, a lost connection) delays a chart by at most MAX_WAIT_MS.
+const MAX_WAIT_MS = 1000;
+const pending = new Set();
+let runObserver = null;
+
+function appRoot() {
+  return document.querySelector('[data-testid="stApp"]');
+}
+
+function running(app) {
+  return app.getAttribute("data-test-script-state") === "running";
+}
+
+function flushPending() {
+  const fns = [...pending];
+  pending.clear();
+  for (const fn of fns) fn();
+}
+
+function whenRunEnds(fn) {
+  const app = appRoot();
+  if (!app || !running(app)) {
+    setTimeout(fn, 0);
+    return;
+  }
+  let done = false;
+  const once = () => {
+    if (!done) {
+      done = true;
+      pending.delete(once);
+      fn();
+    }
+  };
+  pending.add(once);
+  setTimeout(once, MAX_WAIT_MS);
+  if (!runObserver) {
+    runObserver = new MutationObserver(() => {
+      if (!running(app)) flushPending();
+    });
+    runObserver.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  }
+}
+
 async function drain(state) {
   if (state.busy) return;
   state.busy = true;
@@ -276,7 +326,7 @@ export default function (component) {
       if (state.next) stats.drawn += 1;     // the superseded figure is settled without drawing
       stats.started += 1;
       state.next = { figure, config: configOf(msg.config, state) };
-      drain(state);
+      whenRunEnds(() => drain(state));
     }
   }
   // Streamlit calls this on unmount; it may also call a superseded call's cleanup while the element
