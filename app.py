@@ -10,7 +10,7 @@ import os
 
 import streamlit as st
 
-from ui import dials, style
+from ui import dials, gc_tuning, style
 from ui.view import render_sidebar
 
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
@@ -87,6 +87,7 @@ def page_body() -> None:
         dials.show_notices()
     dials.write_url()
     share.code(dials.share_link(), language=None)
+    gc_tuning.freeze_new_imports()   # after a run that imported modules: see ui/gc_tuning.py
 
 
 with st.sidebar:
