@@ -11,15 +11,18 @@ run of the process, a page's first visit), it collects once and then `gc.freeze(
 the modules, their classes and constants move to a permanent generation the collector skips.  Every
 later collection — Streamlit's after each run, or Python's own — scans only what the runs made since
 (≈1 ms).  Nothing is frozen that is garbage (the collect comes first); what a session creates later
-is collected as usual.  bench/bench_ui.py and bench/bench_load.py measure the effect (README).
+is collected as usual.  `ROOFLINE_GC_FREEZE=0` turns it off, so bench/profile_move.py can measure
+what it buys in one run (README).
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import threading
 
+ENV_SWITCH = "ROOFLINE_GC_FREEZE"   # "0": never freeze (bench/profile_move.py measures what it buys)
 _lock = threading.Lock()
 _modules_seen = 0
 
@@ -28,7 +31,7 @@ def freeze_new_imports() -> bool:
     """Collect and freeze if modules were imported since the last call; True if it froze."""
     global _modules_seen
     n = len(sys.modules)
-    if n == _modules_seen:
+    if n == _modules_seen or os.environ.get(ENV_SWITCH) == "0":
         return False
     with _lock:
         if len(sys.modules) == _modules_seen:
