@@ -2,17 +2,17 @@
 
 Streamlit runs a full `gc.collect()` after every script run (`runner.postScriptGC`, on by default).
 With this app's imports (plotly's figure classes, pandas, numpy, Streamlit itself: ~120k tracked
-objects) each pass costs 60-90 ms of CPU, most of a dial move's server time.  Turning it off leaves
-reference cycles to Python's generational collector, whose full passes over the same objects come
-rarer and rarer as the heap grows, and memory creeps up between them.
+objects) each pass costs 60-90 ms of CPU, most of a dial move's server time, and under load it also
+scans every session's objects while holding the GIL.  .streamlit/config.toml turns it off; Python's
+generational collector still frees reference cycles, but each of its full passes would again walk
+every import-time object.
 
 `freeze_new_imports()` runs at the end of every page run.  When the run imported modules (the first
 run of the process, a page's first visit), it collects once and then `gc.freeze()`s everything alive:
 the modules, their classes and constants move to a permanent generation the collector skips.  Every
-later collection — Streamlit's after each run, or Python's own — scans only what the runs made since
-(≈1 ms).  Nothing is frozen that is garbage (the collect comes first); what a session creates later
-is collected as usual.  `ROOFLINE_GC_FREEZE=0` turns it off, so bench/profile_move.py can measure
-what it buys in one run (README).
+later collection scans only what the runs made since.  Nothing is frozen that is garbage (the
+collect comes first); what a session creates later is collected as usual.  `ROOFLINE_GC_FREEZE=0`
+turns it off, so bench/profile_move.py can measure what it buys in one run (README).
 """
 
 from __future__ import annotations
