@@ -78,11 +78,15 @@ def _open(page, url: str) -> None:
 
 def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
     """The Batch dial moved by keyboard: the charts' plotted data change, and every chart is still the
-    DOM node it was (tagged before the move), redrawn by Plotly.react rather than remounted."""
+    DOM node it was, with plotly's SVG (both tagged before the move): redrawn by Plotly.react rather
+    than remounted or drawn anew."""
     page = app_page
     watch = Watch(page)
     _open(page, app_url + "/")
     n = page.evaluate(f"() => {PLOTS}.map((g, i) => (g.__tag = 'chart-' + i)).length")
+    # plotly's own SVG too: Plotly.react keeps it; a full newPlot (e.g. when the config handed to react is
+    # a different object each figure) purges it and draws a new one.
+    page.evaluate(f"() => {PLOTS}.forEach((g, i) => {{ g.querySelector('.main-svg').__tag = 'svg-' + i; }})")
     assert n >= 2, f"the batch page draws {n} chart(s)"
     assert page.get_by_test_id("stPlotlyChart").count() == 0, "a chart fell back to st.plotly_chart"
     data_before = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
@@ -100,6 +104,8 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
 
     tags = page.evaluate(f"() => {PLOTS}.map(g => g.__tag)")
     assert tags == [f"chart-{i}" for i in range(n)], f"charts were replaced, not updated: {tags}"
+    svgs = page.evaluate(f"() => {PLOTS}.map(g => g.querySelector('.main-svg').__tag || null)")
+    assert svgs == [f"svg-{i}" for i in range(n)], f"plotly drew new SVGs (newPlot, not react): {svgs}"
     data_after = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
     changed = [i for i in range(n) if data_after[i] != data_before[i]]
     assert changed, "no chart's plotted data changed"
