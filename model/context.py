@@ -6,9 +6,10 @@ weights' share W/B and its own KV cache kv(T); it multiplies 2·Na FLOPs.  Two c
     KV read = matmul time   kv(T_c)/bw = 2·Na/F     → dense: T_c = 2·Na·bw / (F · kv_tok)
     KV read = weight read   B·kv(T_w) = W           → dense: T_w = W / (B · kv_tok)
 
-Past T_c no batch size makes decode compute-bound; T_c depends on the chip only through bw/F,
-which has stayed near 1/300 (bf16) from A100 to Blackwell — so the context at which a frontier
-model's KV read catches up with its matmuls has stayed near 100–200k tokens (§2.8).
+Past T_c no batch size makes decode compute-bound; T_c depends on the chip only through bw/F.
+The lecture says F/bw "stayed near 300" (bf16) from A100 to Blackwell, so the context where a
+frontier model's KV read catches up with its matmuls stayed near 100–200k tokens (§2.8); the
+presets' datasheet figures put F/bw per chip between ≈150 and ≈560 (the Context page shows both).
 
 Sparse attention changes what is read, not what is stored (`model.roofline.read_tokens`):
 reading a fraction f of the context moves T_c to T_c/f; the lecture's "square root in this term"

@@ -190,3 +190,7 @@ def test_step_equation_per_phase_mode_adds_up():
     lecture_max = max(groups[0][0], groups[0][1] + groups[1][1])
     assert abs(lecture_max - result) > 0.05 * result
     assert r"\mathrm{attn}(T)" in tex
+    # The breakdown's caption names the mode in force (it used to say "lecture mode" here too).
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Per-phase mode: the step is the matmul phase") for c in captions), captions
+    assert not any("(lecture mode)" in c for c in captions), captions

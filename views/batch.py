@@ -122,7 +122,11 @@ with c3:
              "kv": float(now.t_kv_s), "comm": float(now.t_comm_s), "hops": float(now.t_hops_s)}
     export.chart(figures.step_breakdown(terms, s.deployment.mode, f"Where the step goes at B = {B:g}"),
                     key="breakdown")
-    st.caption("The step is the larger side (lecture mode): compute (matmuls) or memory (weights + KV reads).")
+    if per_phase:
+        st.caption("Per-phase mode: the step is the matmul phase (the larger of the matmuls and the weight read) "
+                   "plus the attention phase (the larger of the attention FLOPs and the KV read).")
+    else:
+        st.caption("The step is the larger side (lecture mode): compute (matmuls) or memory (weights + KV reads).")
     j = float(now.joules_per_token)
     metrics.grid([
         Metric("HBM per chip", bytes_(float(now.hbm_bytes_per_chip)),
