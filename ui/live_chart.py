@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+from _plotly_utils.utils import is_skipped_key, plotlyjsShortTypes  # plotly's own rules for typed arrays
 
 try:
     import orjson
@@ -109,23 +110,16 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "").strip().lower() != "plotly" and _broken is None
 
 
-_SKIPPED = frozenset(("geojson", "layer", "layers", "range"))   # plotly's is_skipped_key: never base64
-
-
 def _typed(obj: Any) -> Any:
     """A copy of the figure's dicts and lists with every numpy array as plotly's base64 typed-array
     spec, so the JSON is what `plotly.io.to_json` writes (tests/test_live_chart_payload.py)."""
     if isinstance(obj, dict):
-        return {k: (v if k in _SKIPPED else _typed(v)) for k, v in obj.items()}
+        return {k: (v if is_skipped_key(k) else _typed(v)) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_typed(v) for v in obj]
     if isinstance(obj, np.ndarray):
         return _typed_array(obj)
     return obj
-
-
-_SHORT = {"int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2", "int32": "i4", "uint32": "u4",
-          "float32": "f4", "float64": "f8"}                     # plotly.js typed-array names
 
 
 def _typed_array(v: np.ndarray) -> Any:
@@ -142,7 +136,7 @@ def _typed_array(v: np.ndarray) -> Any:
                 break
         else:
             return v
-    code = _SHORT.get(str(v.dtype))
+    code = plotlyjsShortTypes.get(str(v.dtype))
     if code is None or not v.dtype.isnative:
         return v
     out = {"dtype": code, "bdata": base64.b64encode(np.ascontiguousarray(v).data).decode("ascii")}

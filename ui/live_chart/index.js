@@ -223,8 +223,8 @@ function showError(state, message) {
 
 // A chart draws once the script run that sent it has ended, i.e. once the run's other elements are
 // on the page.  Drawn mid-run, each of plotly's text measurements makes the browser lay out the
-// half-updated page again, and the drawing holds up the elements still arriving (bench/bench_ui.py:
-// the Batch page's last chart settled ~15-35 ms sooner).  Outside a run (first mount, a theme
+// half-updated page again, and the drawing holds up the elements still arriving (bench/profile_move.py's
+// driver: the Batch page's last chart settled ~15-35 ms sooner).  Outside a run (first mount, a theme
 // change) the draw waits one task.  A run state that never comes back (a changed Streamlit test
 // attribute, a lost connection) delays a chart by at most MAX_WAIT_MS.
 const MAX_WAIT_MS = 1000;
