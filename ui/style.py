@@ -52,7 +52,8 @@ _RULES = """
 .rf-cols-4 { grid-template-columns: repeat(4, minmax(0, 1fr)); }
 .rf-cols-5 { grid-template-columns: repeat(5, minmax(0, 1fr)); }
 .rf-cols-6 { grid-template-columns: repeat(6, minmax(0, 1fr)); }
-.rf-metric { min-width: 0; }
+.rf-metric { min-width: 0; display: flex; flex-direction: column; }
+.rf-metric > .rf-metric-label { flex: 1 0 auto; }   /* a label that wraps pushes nothing: values line up */
 .rf-metric-label { font-size: 0.875rem; line-height: 1.4; overflow-wrap: anywhere; }
 .rf-help { display: inline-flex; align-items: center; justify-content: center; width: 0.95rem; height: 0.95rem;
            margin-left: 0.35rem; border: 1px solid currentColor; border-radius: 50%; font-size: 0.65rem;
