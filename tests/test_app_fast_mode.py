@@ -212,3 +212,35 @@ def test_extremes_run_clean(sidebar, page):
     assert_clean(at)
     assert len(charts(at)) == 2
     assert at.title[0].value.startswith("Fast mode")
+
+
+@pytest.mark.parametrize("bs, bf", [("64", "8"), ("4096", "64")])
+def test_slower_mode_sentence_states_the_saving_or_that_there_is_none(bs, bf):
+    """The caption's "a slower mode … at most X % off the standard batch's cost" is the model's figure,
+    and when the standard batch already sits on the cost floor (a saving below the printed precision)
+    it says so instead of printing floating-point noise such as "1.11e-14 %"."""
+    at = open_page({"fm": "batches", "bs": bs, "bf": bf})
+    assert_clean(at)
+    s = _system()
+    fm = fast_mode_forward(s, float(bs), float(bf), 8192)
+    floor = float(decode_step(s, np.array([1e12]), 8192).usd_per_mtok[0])    # the batch → ∞ cost floor
+    saving = 1 - floor / fm.usd_per_mtok_standard
+    text = next(c.value for c in at.caption if "cannot go below the floor" in c.value)
+    if saving < 5e-4:
+        assert "is already there" in text and "% off" not in text, text
+    else:
+        assert f"at most {100 * saving:.3g} % off the standard batch's" in text, text
+        assert "e-" not in f"{100 * saving:.3g}"
+
+
+def test_slower_mode_sentence_at_the_app_defaults_says_the_standard_batch_is_on_the_floor():
+    """GB200 NVL72 × DeepSeek-V3 at fp8, T = 2k (the app's defaults): the quoted 2.5× / 6× puts the
+    standard batch where cost no longer falls with batch, so no "% off" figure is printed."""
+    at = app({}, page="fast-mode")
+    assert_clean(at)
+    s = _system("gb200", "deepseek-v3", chips=72, batch=4096, context=2048, weights="fp8", kv="fp8", compute="fp8")
+    fm = fast_mode_batches(s, 2.5, 6.0, 2048)
+    floor = float(decode_step(s, np.array([1e12]), 2048).usd_per_mtok[0])
+    assert 1 - floor / fm.usd_per_mtok_standard < 5e-4          # the model: on the floor to print precision
+    text = next(c.value for c in at.caption if "cannot go below the floor" in c.value)
+    assert "is already there" in text and "% off" not in text, text

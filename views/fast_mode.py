@@ -199,14 +199,20 @@ for col, fig, key in zip(st.columns(2), figs, ("fast_mode_latency", "fast_mode_c
     with col:
         export.chart(fig, key=key)
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
+slower_saves = 1 - cost_floor / fm.usd_per_mtok_standard if solved and fm.usd_per_mtok_standard else None
+if slower_saves is None:
+    slower_note = ""
+elif slower_saves < 5e-4:         # below the printed precision: the standard batch is at the floor already
+    slower_note = f": the standard batch's {usd(fm.usd_per_mtok_standard)}/Mtok is already there"
+else:
+    slower_note = (f": at most {100 * slower_saves:.3g} % off the standard batch's "
+                   f"{usd(fm.usd_per_mtok_standard)}/Mtok")
 st.caption(f"Time per output token (left, or above) and cost per million output tokens (right, or below) against "
            f"batch at "
            f"T = {tokens(T)}. Fast mode moves left, down to the latency floor W/(C·bw) = {seconds(latency_floor_s)} "
            f"(one HBM drain M/bw = {seconds(drain)}), and up the weights ÷ B cost curve. A slower mode (bigger "
            f"batch) cannot go below the floor of {usd(cost_floor)}/Mtok, where compute and KV are paid per token"
-           + (f": at most {100 * (1 - cost_floor / fm.usd_per_mtok_standard):.3g} % off the standard batch's "
-              f"{usd(fm.usd_per_mtok_standard)}/Mtok" if solved and fm.usd_per_mtok_standard else "")
-           + ". Dotted: no KV "
+           + slower_note + ". Dotted: no KV "
            "(hollow: its operating points); grey dashes: weights + KV do not fit in HBM; shading: the bound.")
 
 # ---------------------------------------------------------------- the equations with today's numbers
