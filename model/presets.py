@@ -281,7 +281,8 @@ def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: b
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise PresetError([f"not valid YAML or JSON{at}: {getattr(e, 'problem', None) or e}"]) from None
+        why = " ".join(str(getattr(e, "problem", None) or e).split())   # one line (a ReaderError's has two)
+        raise PresetError([f"not valid YAML or JSON{at}: {why}"]) from None
     except RecursionError:
         raise PresetError(["document nests too deeply"]) from None
     except ValueError as e:                   # int() refuses integers past sys.get_int_max_str_digits()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from ui import live_chart
+from ui import live_chart, live_tex
 from ui.metrics import Metric
 from ui.metrics import parse as parse_metrics
 
@@ -62,6 +62,21 @@ def chart_elements(at: AppTest) -> list:
     """The page's chart elements, in page order: the in-place chart element (ui/live_chart.py, a v2
     component: AppTest shows it as an unknown `bidi_component` element) or st.plotly_chart (the fallback)."""
     return [el for el in at.get("bidi_component") if live_chart.is_chart(el.proto)] + list(at.get("plotly_chart"))
+
+
+class Tex(str):
+    """An equation's TeX, read like AppTest's st.latex element (`.value`)."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
+def latex(at: AppTest) -> list[Tex]:
+    """The page's display equations, in page order: the equation element (ui/live_tex.py, a v2
+    component) or st.latex (its fallback; AppTest shows its TeX inside "$$\n…\n$$", dropped here)."""
+    own = [Tex(live_tex.tex_of(el.proto)) for el in at.get("bidi_component") if live_tex.is_tex(el.proto)]
+    return own + [Tex(el.value.removeprefix("$$\n").removesuffix("\n$$")) for el in at.latex]
 
 
 def chart_configs(at: AppTest) -> list[dict]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets, system_balance_batch
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, metrics, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, latex, metrics, written
 from ui.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.format import number, seconds, usd
 
@@ -110,7 +110,7 @@ def test_unbatched_ratio_is_the_lecture_thousandfold():
 
 def test_equation_shows_todays_numbers():
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72"})
-    tex = " ".join(l.value for l in at.latex)
+    tex = " ".join(l.value for l in latex(at))
     assert "300 \\times 8" in tex and "2{,}400" in tex
 
 
@@ -144,7 +144,7 @@ def _seconds(tex: str) -> list[float]:
 
 def _step_equation(at) -> tuple[str, list[list[float]], list[float], float]:
     """The t_step equation's numbers: the numeric \\max(…) groups, any added terms, the result."""
-    tex = next(l.value for l in at.latex if "t_{step}" in l.value)
+    tex = next(l.value for l in latex(at) if "t_{step}" in l.value)
     numeric = tex.split(r"\allowbreak")[0].split(r"\Big)")[-1]        # after the symbolic side
     groups = re.findall(r"\\max\(([^()]*)\)", numeric)
     head, result = numeric.rsplit("=", 1)

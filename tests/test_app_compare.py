@@ -21,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, written
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -99,7 +99,7 @@ def cmp_app(query=None):
 def test_defaults_one_config_follows_the_sidebar():
     at = cmp_app(V1)
     assert at.title[0].value == "Compare configurations"
-    assert len(charts(at)) == 3 and len(at.latex) == 2
+    assert len(charts(at)) == 3 and len(latex(at)) == 2
     assert written(at) == {}                       # nothing pinned: nothing in the URL
     assert at.toggle(key="cmp1_follow").value is True and at.toggle(key="cmp2_on").value is False
     cols = table(at)
@@ -138,7 +138,7 @@ def test_one_config_the_lectures_2400():
     assert list(cols) == [1]
     # (2.4e15 / 8e12) × (700B / 87.5B) × 2/2 = 300 × 8 = 2,400
     assert cols[1][ROWS["B0"]] == "2,400"
-    assert r"300 \times 8 \times \frac{2}{2} = 2{,}400" in at.latex[0].value
+    assert r"300 \times 8 \times \frac{2}{2} = 2{,}400" in latex(at)[0].value
     s = system("lecture-gpu", "lecture-deepseek", context=1024)
     # B*(T = 1024) = (W/bw) / (2Na/F − kv(T)/bw) = 0.175 s / (72.9 µs − 9.0 µs) = 2,739: marked on both batch charts
     bt = float(system_balance_batch(s, 1024))
@@ -187,7 +187,7 @@ def test_three_configs_table_and_charts_equal_the_model():
     assert len(marks) == 3                                  # each config's value at the sidebar's batch
     assert marks[2]["y"][0] == pytest.approx(float(decode_step(b200, B, T).t_step_s) * 1e3)
     for tex in (r"B^*_3 &= 562 \times 18.1 \times \frac{1}{2} = 5{,}101", r"t_{floor,2}"):
-        assert any(tex in x.value for x in at.latex), tex
+        assert any(tex in x.value for x in latex(at)), tex
     assert written(at) == {"cmp_2": LECTURE, "cmp_3": B200_FP8}
 
 

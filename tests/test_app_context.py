@@ -8,7 +8,7 @@ import pytest
 
 from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
 from ui.format import tokens, usd
 
 
@@ -30,7 +30,7 @@ def test_defaults_clean_four_charts_equations_and_link():
     at = cx_app()
     assert at.title[0].value.startswith("Context limits")
     assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
-    assert len(at.latex) == 4
+    assert len(latex(at)) == 4
     assert len(at.caption) >= 4
     assert written(at) == {}
     assert at.session_state["cx_f"] == 0.1 and at.session_state["cx_knee"] == 2048
@@ -61,9 +61,9 @@ def test_headline_numbers_equal_the_model():
     assert m["… reading f = 0.1"] == usd(float(decode_step(frac, 64.0, 8192.0).usd_per_mtok)) + "/Mtok"
     # the lecture's reference: 2 · 100e9 / (295.3 · 2,048 · 2 B) = 165,327 tokens
     assert m["Lecture model: KV = compute"] == "165k"
-    tex = at.latex[0].value
+    tex = latex(at)[0].value
     assert "70.6" in tex and "3.35" in tex and "989" in tex and "328" in tex and "1{,}459" in tex
-    assert "165{,}327" in at.latex[1].value and "14{,}590" in at.latex[2].value and "6{,}733" in at.latex[3].value
+    assert "165{,}327" in latex(at)[1].value and "14{,}590" in latex(at)[2].value and "6{,}733" in latex(at)[3].value
 
 
 def test_charts_carry_the_model_arrays():
@@ -142,7 +142,7 @@ def test_windowed_model_uses_the_numeric_form():
     at = cx_app({"model": "gpt-oss-120b"})
     s = system(mdl="gpt-oss-120b")
     assert s.kv.window_bytes_per_token > 0
-    assert r"\min(T_c" in at.latex[0].value
+    assert r"\min(T_c" in latex(at)[0].value
     assert any("no closed form" in c.value for c in at.caption)
     assert metrics(at)["KV = compute, dense [tokens]"] == tokens(float(compute_crossover_context(
         s.kv, s.model.active_params, s.flops, s.hbm_bandwidth)))

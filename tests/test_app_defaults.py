@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from model import presets
-from tests.apptest_helpers import app, arr, assert_clean, fig, metrics
+from tests.apptest_helpers import app, arr, assert_clean, fig, latex, metrics
 
 
 def _b_star_by_hand(chip: str, model: str, dtype: str, bytes_per_param: float) -> float:
@@ -23,7 +23,7 @@ def _b_star_by_hand(chip: str, model: str, dtype: str, bytes_per_param: float) -
 
 
 def _latex_result(at, start: str) -> str:
-    eq = next(e.value for e in at.latex if e.value.strip("$\n ").startswith(start))
+    eq = next(e.value for e in latex(at) if e.value.strip("$\n ").startswith(start))
     return eq.rsplit("=", 1)[1].strip("$\n ")
 
 
@@ -63,7 +63,7 @@ def test_the_lecture_round_numbers_button_gives_exactly_300_times_8():
     # Lecture GPU: F/bw = 300 at bf16; lecture DeepSeek: sparsity 8; bf16 = 2 bytes/param: 300 × 8 × 2/2.
     assert _b_star_by_hand("lecture-gpu", "lecture-deepseek", "bf16", 2.0) == pytest.approx(2400)
     assert _latex_result(at, "B^* =") == "2{,}400"
-    assert "300 \\times 8 \\times" in next(e.value for e in at.latex if "B^* =" in e.value)
+    assert "300 \\times 8 \\times" in next(e.value for e in latex(at) if "B^* =" in e.value)
 
 
 def test_sparsity_is_a_log_slider_with_preset_and_in_the_url():

@@ -5,7 +5,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets
 from model.economics import fast_mode_batches, fast_mode_forward
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
 from ui.dials import BATCH_OPTIONS
 from ui.format import number
 
@@ -34,7 +34,7 @@ def open_page(page_query: dict[str, str], sidebar_query: dict[str, str] | None =
 
 
 def _tex(at) -> str:
-    return " ".join(l.value for l in at.latex)
+    return " ".join(l.value for l in latex(at))
 
 
 def test_defaults_run_clean_and_reproduce_the_preset_quote():

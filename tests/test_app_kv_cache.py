@@ -4,7 +4,7 @@ page dials seeded from the URL, bad page parameters reported."""
 import pytest
 
 from model import presets
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
 
 # Preset figures the hand derivations use (presets/hardware.yaml, presets/models.yaml).
 H100_F_BF16 = 989.4e12      # FLOP/s, dense bf16
@@ -57,7 +57,7 @@ def test_crossovers_equal_hand_derivations_llama70_h100_bf16():
     assert _num(m[CROSS.format(b=64)]) == round(t_cross) == 6733
     assert m["KV stored per token"] == "328 kB"
     # The same numbers appear in the equations (KaTeX thousands separators).
-    tex = " ".join(x.value for x in at.latex)
+    tex = " ".join(x.value for x in latex(at))
     assert "6{,}733" in tex and "1{,}459" in tex
     # At another batch T× scales as 1/B: B = 8 → 53,864.
     at = app({"b": "8"}, page="kv-cache")
@@ -153,7 +153,7 @@ def test_crossover_outside_the_chart_is_said_in_words():
 def test_windowed_model_counts_only_full_layers_per_extra_token():
     at = app({"model": "gpt-oss-120b"}, page="kv-cache")
     assert_clean(at)
-    tex = " ".join(x.value for x in at.latex)
+    tex = " ".join(x.value for x in latex(at))
     assert r"\min(T, 128)" in tex                          # the windowed layers' cap is shown
     bars = [t for t in charts(at)[2]["data"] if t.get("type") == "bar"]
     by_name = {y: (x, t["name"]) for t in bars for x, y in zip(t["x"], t["y"])}

@@ -11,7 +11,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
 from ui.format import usd
 
 KV70 = 327_680.0
@@ -45,7 +45,7 @@ def test_defaults_clean_three_charts_equations_and_definitions():
     assert at.title[0].value.startswith("Memory tiers")
     figs = charts(at)
     assert len(figs) == 3
-    assert len(at.latex) == 3
+    assert len(latex(at)) == 3
     assert len(at.caption) >= 4               # the system line + a one-line definition under each chart
     assert written(at) == {}        # page dials at their defaults stay out of the URL
     ss = at.session_state
@@ -53,7 +53,7 @@ def test_defaults_clean_three_charts_equations_and_definitions():
     for f in figs:                            # units on every y axis
         assert "[" in f["layout"]["yaxis"]["title"]["text"]
     # The drain-time equation with the default tiers' numbers (by hand: 23.9 ms, 2.67 s, 18.3 min, 23.4 h).
-    tex = at.latex[0].value
+    tex = latex(at)[0].value
     for s in ("80", "3.35", "23.9 ms", "576", "2.67 s", "18.3 min", "285", "23.4 h"):
         assert s in tex, s
     # Uncertain prices flagged in the table.
@@ -114,7 +114,7 @@ def test_request_cost_equals_the_model():
     f = fig(at, "Cost of a request")
     total = arr(trace(f, "total on the roofline")["y"])
     assert total[0] == pytest.approx(100.0) and total[90] == pytest.approx(100 * r.usd_total[1] / r.usd_total[0])
-    assert "8{,}192" in at.latex[2].value
+    assert "8{,}192" in latex(at)[2].value
 
 
 def test_url_seeds_the_page_dials():
@@ -152,7 +152,7 @@ def test_tier_edits_from_the_url_agree_with_a_cli_tier_file(capsys, tmp_path):
     assert m["Its cost [USD/Mtok]"] == f"${d['cheapest_usd_per_mtok']:.3g}"
     fl = arr(trace(fig(at, "Holding one token's KV"), "flash")["y"])
     assert fl.min() == pytest.approx(d["tiers"][2]["retrieve_usd_per_token"] * 1e6, rel=1e-2)
-    assert "160" in at.latex[0].value
+    assert "160" in latex(at)[0].value
 
 
 @pytest.mark.parametrize("query, name", [({"mt_hold": "7"}, "mt_hold"), ({"mt_offer": "nope"}, "mt_offer"),

@@ -7,7 +7,7 @@ import pytest
 from model import Deployment, Precision, System, auto_chips, cluster, decode_step, presets
 from model.cli import main as cli_main
 from model.roofline import bound_of, combine
-from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, metrics, written
+from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
 from ui.format import bytes_, number, seconds
 
 DSV3 = {"chip": "gb200", "model": "deepseek-v3"}
@@ -21,7 +21,7 @@ def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=81
 
 
 def _tex(at) -> str:
-    return " ".join(l.value for l in at.latex)
+    return " ".join(l.value for l in latex(at))
 
 
 def _notes(at) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metric_list, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, trace, written
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -39,7 +39,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
     figs = charts(at)
     assert len(figs) == 4
     assert len(at.caption) >= 5               # the system line + a one-line definition under each chart
-    assert len(at.latex) == 4
+    assert len(latex(at)) == 4
     assert written(at) == {}        # page dials at their defaults stay out of the URL
     assert at.session_state["p"] == 4 and at.session_state["hop"] == 0.0
     assert at.session_state["mb"] == "4P" and at.session_state["cut"] == "preset"
@@ -64,7 +64,7 @@ def test_memory_numbers_equal_model_cluster_and_the_ps_cancel():
     assert np.allclose(kv, kv[0]) and kv[0] == pytest.approx(64 * 8192 * 327_680 / 8 / 1e9)
     assert np.allclose(w, 141.2 / (8 * np.array([1, 2, 4, 8, 16])))
     assert np.allclose(w[:-1] / w[1:], 2.0)
-    tex = at.latex[0].value
+    tex = latex(at)[0].value
     assert "141" in tex and "4.41" in tex and "21.5" in tex and r"\le" in tex
 
 
@@ -93,7 +93,7 @@ def test_extremes_p16_hop20_equal_the_model_and_the_cli(capsys):
     assert m["KV per chip"] == bytes_(r16["kv_bytes_per_chip"]) and m["Weights per chip"] == bytes_(
         r16["weight_bytes_per_chip"])
     assert m["Training bubble"] == f"{100 * r16['training_bubble']:.3g} %"     # default m = 4·16 = 64
-    assert "332" in at.latex[1].value
+    assert "332" in latex(at)[1].value
 
 
 def test_deepseek_on_gb200_cut_ratio_equals_model_and_cli(capsys):
@@ -117,7 +117,7 @@ def test_deepseek_on_gb200_cut_ratio_equals_model_and_cli(capsys):
     cur = trace(f, "current")
     assert cur["x"][0] == pytest.approx(58 / 4) and cur["y"][0] == pytest.approx(want)
     assert not any("dense" in x.value for x in at.info)
-    tex = at.latex[2].value
+    tex = latex(at)[2].value
     assert "50" in tex and "900" in tex and r"\frac{58}{4}" in tex and "12.9" in tex and "L_{moe}" in tex
     assert any("58 MoE layers of 61" in c.value for c in at.caption)
 
@@ -127,7 +127,7 @@ def test_the_lectures_one_eighth_seeded_from_the_url():
     assert at.session_state["cut"] == "1/8"
     # (1/8) · 2 · 8 · 58/16 = 7.25 (58 MoE layers of 61)
     assert metrics(at)["Cut ratio t_up/t_out"] == f"{float(pipeline_cut_ratio(8, 1, 8, 58 / 16)):.3g}" == "7.25"
-    assert r"\frac{1}{8}" in at.latex[2].value
+    assert r"\frac{1}{8}" in latex(at)[2].value
     f = fig(at, "Cut check")
     assert trace(f, "lecture")["line"]["width"] == 4           # the chosen ratio is the bold curve
 
@@ -157,7 +157,7 @@ def test_ten_million_context_shows_the_overflow_without_error():
     pm = pipeline(s, 64.0, 1e7, 4.0)
     assert m["KV per chip"] == bytes_(pm.kv_bytes_per_chip)
     assert next(x for x in metric_list(at) if x.label == "HBM per chip").delta.startswith("exceeds")
-    assert ">" in at.latex[0].value
+    assert ">" in latex(at)[0].value
 
 
 def test_bubble_from_url_and_the_default_four_p():
@@ -167,7 +167,7 @@ def test_bubble_from_url_and_the_default_four_p():
     f = fig(at, "Training bubble")
     assert trace(f, "current m")["x"][0] == 64
     assert trace(f, "P = 3 (current)")["line"]["width"] == 4
-    assert r"\frac{2}{64+2}" in at.latex[3].value
+    assert r"\frac{2}{64+2}" in latex(at)[3].value
     # P = 3 is not one of the standard bars: it is added and outlined.
     bars = fig(at, "HBM per chip")
     assert list(trace(bars, "weights")["x"]) == ["1", "2", "3", "4", "8", "16"]
@@ -206,7 +206,7 @@ def test_llama4_maverick_counts_its_24_moe_layers(capsys):
     at = pipe_app({"model": "llama-4-maverick", "chip": "gb200"})
     want = 50 / 900 * 2 * 1 * 24 / 4
     assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "0.667"
-    assert r"\frac{24}{4}" in at.latex[2].value and "cut too slow" in at.latex[2].value
+    assert r"\frac{24}{4}" in latex(at)[2].value and "cut too slow" in latex(at)[2].value
     assert np.allclose(arr(trace(fig(at, "Cut check"), "chip: ")["x"]), np.arange(1, 25))
     cli.main(["pipeline", "--hardware", "gb200", "--model", "llama-4-maverick", "--chips", "8", "--stages", "4",
               "--json"])
@@ -217,7 +217,7 @@ def test_one_stage_has_no_cut(capsys):
     at = pipe_app({"model": "deepseek-v3", "chip": "gb200", "p": "1"})
     assert_clean(at)
     assert metrics(at)["Cut ratio t_up/t_out"] == "—"
-    assert "no cut" in at.latex[2].value
+    assert "no cut" in latex(at)[2].value
     assert any("no cut" in c.value for c in at.caption)
     f = fig(at, "Cut check")
     assert not any(str(t.get("name", "")).startswith("current") for t in f["data"])     # no point to mark

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, written
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
@@ -29,7 +29,7 @@ def table(at):
 
 
 def tex(at) -> str:
-    return " ".join(x.value for x in at.latex)
+    return " ".join(x.value for x in latex(at))
 
 
 def test_defaults_reproduce_the_lectures_numbers():

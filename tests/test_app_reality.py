@@ -9,7 +9,7 @@ import pytest
 
 from model import calibrate as cal
 from model import presets
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, written
 from ui.format import number
 
 ITEMS = presets.measurement_presets()
@@ -44,7 +44,7 @@ def test_defaults_show_deepseek_production_against_its_bound():
     assert m["Ideal bound [out tok/s/GPU]"] == number(ideal) == "4,513"      # B_fit · 21 / 144
     assert m["Measured ÷ ideal"] == f"{100 * eff:.3g} %" == "41 %"
     assert m["What caps the ideal batch"] == "capacity"
-    assert len(charts(at)) == 2 and len(at.latex) >= 4
+    assert len(charts(at)) == 2 and len(latex(at)) >= 4
     assert any("4,989" in x.value or "4.99k" in x.value for x in at.markdown)   # the published mean KV length
     # The fit over every measurement, shown and offered to the sidebar.
     f = cal.fit_check(CHECK)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metric_list, metrics, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, written
 from ui.format import bytes_
 
 
@@ -22,8 +22,8 @@ def test_defaults_clean_diagram_charts_equations():
     assert at.title[0].value.startswith("Rematerialisation")
     titles = [f["layout"]["title"]["text"] for f in charts(at)]
     assert titles[0].startswith("A Feistel step") and len(titles) == 3
-    assert len(at.latex) == 5
-    assert r"(y + f(x),\ x)" in at.latex[0].value and r"z - f(x)" in at.latex[1].value
+    assert len(latex(at)) == 5
+    assert r"(y + f(x),\ x)" in latex(at)[0].value and r"z - f(x)" in latex(at)[1].value
     assert written(at) == {}
     assert (at.session_state["rm_seq"], at.session_state["rm_mb"], at.session_state["rm_tp"],
             at.session_state["rm_attn"]) == (4096, 1, 1, "flash")
@@ -41,11 +41,11 @@ def test_llama_70b_at_4k_by_hand():
     assert m["Extra compute for either"] == "+33 %"
     store = next(x for x in metric_list(at) if x.label == "Store all activations")
     assert store.delta.startswith("exceeds")                              # 91.3 GB > H100's 80 GB
-    tex = at.latex[2].value
+    tex = latex(at)[2].value
     assert "4{,}096" in tex and "8192" in tex and "34" in tex and "1.14" in tex and "67.1" in tex
-    assert "91.3" in at.latex[3].value and "10.9" in at.latex[3].value and "1.41" in at.latex[3].value
+    assert "91.3" in latex(at)[3].value and "10.9" in latex(at)[3].value and "1.41" in latex(at)[3].value
     # forward: 2 · 70.6e9 · 4096 + 2.62e6 · 4096 · 4097/2 = 578.3 + 22.0 = 600 TFLOP; step 1.8 → 2.4 PFLOP
-    assert "600" in at.latex[4].value and "1.8" in at.latex[4].value and "2.4" in at.latex[4].value
+    assert "600" in latex(at)[4].value and "1.8" in latex(at)[4].value and "2.4" in latex(at)[4].value
 
 
 def test_depth_chart_equals_the_model():
@@ -74,7 +74,7 @@ def test_url_seeds_the_dials_stored_scores_and_tensor_parallel():
     # A = 8192 · 2 · 8192 · (34 + 5 · 64 · 8192 / 8192) / 8 = 8192·2·8192·354/8 = 5.94 GB; L·A = 475 GB
     A = 8192 * 2 * 8192 * (34 + 5 * 64) / 8
     assert metrics(at)["Store all activations"] == bytes_(80 * A) == "475 GB"
-    assert r"\frac{5 \times 64 \times 8{,}192}{8192}" in at.latex[2].value
+    assert r"\frac{5 \times 64 \times 8{,}192}{8192}" in latex(at)[2].value
 
 
 @pytest.mark.parametrize("query", [

@@ -10,7 +10,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metric_list, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, trace, written
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -40,7 +40,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
     figs = charts(at)
     assert len(figs) == 4
     assert len(at.caption) >= 6               # the system line + a one-line definition under each chart
-    assert len(at.latex) == 4
+    assert len(latex(at)) == 4
     assert written(at) == {}        # page dials at their defaults stay out of the URL
     assert at.session_state["su"] == "B" and at.session_state["sx"] == 4
     for f in figs:                            # units on every y axis (every panel of the bars)
@@ -75,10 +75,10 @@ def test_headline_numbers_equal_the_model_and_the_cli(capsys):
     assert code == 0
     assert m["Floor W/(C·bw)"] == seconds(row["t_weights_s"])
     assert m["Latency per token"] == seconds(row["t_step_s"]) and m["Cost [$/Mtok]"] == usd(row["usd_per_mtok"])
-    tex = at.latex[0].value
+    tex = latex(at)[0].value
     assert "26.8" in tex and "640" in tex and "5.27" in tex and "141" in tex
-    assert "234" in at.latex[1].value and "70.6" in at.latex[1].value and r"\ge" in at.latex[1].value
-    assert usd(float(r.usd_per_mtok)).replace("$", r"\$") in at.latex[2].value
+    assert "234" in latex(at)[1].value and "70.6" in latex(at)[1].value and r"\ge" in latex(at)[1].value
+    assert usd(float(r.usd_per_mtok)).replace("$", r"\$") in latex(at)[2].value
 
 
 def test_sweep_charts_are_one_vectorised_model_call_over_c():
@@ -127,7 +127,7 @@ def test_side_by_side_equals_decode_step_with_stages_and_cluster_pipeline():
     assert float(pm.latency_s) == pytest.approx(float(pip.t_step_s))
     point = next(x.value for x in at.markdown if "lecture's point" in x.value)
     assert bytes_(float(pm.weight_bytes_per_chip)) in point and bytes_(float(pm.kv_bytes_per_chip)) in point
-    tex = at.latex[3].value
+    tex = latex(at)[3].value
     assert "P = 4" in tex and "C' = 32" in tex and "5.27" in tex and "1.32" in tex
 
 
@@ -158,7 +158,7 @@ def test_one_chip_nothing_fits_next_to_the_kv():
     assert m["Largest model"] == "none" and m["Smallest C that fits"] == "4"
     assert any("smallest scale-up size that holds them is **C = 4**" in w.value for w in at.warning)
     assert any("KV cache alone" in i.value for i in at.info)
-    assert "the KV alone does not fit" in at.latex[1].value
+    assert "the KV alone does not fit" in latex(at)[1].value
     assert not any(t["name"].startswith("current") for t in fig(at, "Largest model")["data"])
 
 
@@ -191,7 +191,7 @@ def test_a100_deepseek_nothing_fits_in_the_domain():
     c_min = int(GRID[np.flatnonzero(r.fits)[0]])
     assert m["Smallest C that fits"] == str(c_min) == "18"
     assert any(f"**C = {c_min}**" in w.value for w in at.warning)
-    assert r"<" in at.latex[1].value and "671" in at.latex[1].value
+    assert r"<" in latex(at)[1].value and "671" in latex(at)[1].value
     step = arr(trace(fig(at, "Latency per token"), "latency per token")["y"])
     assert np.isnan(step[:c_min - 1]).all() and np.isfinite(step[c_min - 1:]).all()
 

@@ -17,7 +17,7 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
 from ui.format import number
 
 
@@ -36,7 +36,7 @@ def cli_json(capsys, *args: str) -> dict:
 def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
     at = tt_app(V1)
     assert at.title[0].value.startswith("Training tokens")
-    assert len(charts(at)) == 4 and len(at.latex) == 2
+    assert len(charts(at)) == 4 and len(latex(at)) == 2
     assert written(at) == {}
     m = metrics(at)
     # 500M tok/s ÷ 10 models × 60 d × 86,400 s = 2.592e14; 20 × 100B = 2e12; 2.592e14 / 2e12 = 129.6
@@ -53,7 +53,7 @@ def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
     assert m["RL D_RL [tokens]"] == number(d['rl_tokens'])
     assert m["Chinchilla 20·N_active [tokens]"] == number(d['chinchilla_tokens'])
     assert m["Over-training factor"] == f"{d['overtrain_factor']:.3g}×"
-    tex = at.latex[0].value
+    tex = latex(at)[0].value
     assert r"\frac{500\,\text{M}}{10}\times 60" in tex and "259" in tex and "130" in tex
     # bars: the four token counts as the model gives them
     bars = fig(at, "Tokens per phase")["data"][0]
@@ -77,7 +77,7 @@ def test_fit_section_at_defaults_equals_model_calls():
     assert np.allclose(arr(tot["y"]), size_for_quality(L, 2.592e14, x).total_flops)
     assert trace(f, "cost-optimal")["x"][0] == pytest.approx(float(opt.params))
     assert trace(f, "heuristic")["x"][0] == pytest.approx(100e9)
-    assert r"N^* = 108\text{B}" in at.latex[1].value and "406.4" in at.latex[1].value
+    assert r"N^* = 108\text{B}" in latex(at)[1].value and "406.4" in latex(at)[1].value
     assert not at.info                                            # over-trained side: no under-training note
 
 
@@ -132,7 +132,7 @@ def test_chinchilla_target_and_the_refit():
     m = metrics(at)
     assert m["Target loss [nats/token]"] == f"{L:.4g}"
     assert m["Cost-optimal size N* [params]"] == number(float(cost_optimal_size(L, 2.592e14, fit=f).params))
-    assert "2085.43" in at.latex[1].value and "Besiroglu" in " ".join(c.value for c in at.caption)
+    assert "2085.43" in latex(at)[1].value and "Besiroglu" in " ".join(c.value for c in at.caption)
 
 
 def test_small_volume_shows_the_under_training_note():

@@ -39,9 +39,12 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # behaviour, not an error of the app.
 BASE_PROBE = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
 PLOTS = "[...document.querySelectorAll('.js-plotly-plot')]"
-# Every figure handed to the element has been drawn (window.__liveChart is kept by ui/live_chart/index.js).
+# Every figure handed to the element has been drawn (window.__liveChart is kept by ui/live_chart/index.js),
+# and every equation (ui/live_tex.py) rendered: they render once KaTeX has loaded, which moves what is
+# below them on a first load.
 SETTLED_JS = ("() => !!window.__liveChart && window.__liveChart.started > 0"
-              " && window.__liveChart.drawn >= window.__liveChart.started")
+              " && window.__liveChart.drawn >= window.__liveChart.started"
+              " && [...document.querySelectorAll('[data-testid=stLiveTex]')].every(e => e.querySelector('.katex'))")
 FITS_JS = f"{PLOTS}.every(g => Math.abs(g._fullLayout.width - g.parentElement.clientWidth) <= 1)"
 
 
@@ -206,7 +209,7 @@ def test_roofline_chart_plotly_falls_back_to_st_plotly_chart(chromium_browser, f
         open_app(page, fallback_url + "/")
         n = page.get_by_test_id("stPlotlyChart").count()
         assert n >= 2
-        assert page.get_by_test_id("stBidiComponentRegular").count() == 0
+        assert page.get_by_test_id("stLiveChart").count() == 0
         before = page.evaluate(f"() => {PLOTS}.map(g => JSON.stringify(g.data))")
         thumb = slider_thumb(page, "Batch")
         arm_plot_observer(page)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.apptest_helpers import PAGES, app, assert_clean, chart_configs, chart_elements, charts
-from ui import export, live_chart
+from ui import export, live_chart, live_tex
 from ui.plot import Spec
 
 
@@ -114,7 +114,7 @@ def test_a_missing_asset_falls_back_to_st_plotly_chart_and_says_why_once(monkeyp
     at = app()
     assert_clean(at)
     n = len(at.get("plotly_chart"))
-    assert n >= 1 and not at.get("bidi_component")
+    assert n >= 1 and not [el for el in at.get("bidi_component") if live_chart.is_chart(el.proto)]
     assert len([b for b in at.get("download_button") if b.key.endswith(export.CSV_SUFFIX)]) == n
     at.select_slider(key="b").set_value(96).run()
     assert_clean(at)
@@ -127,12 +127,13 @@ def test_registration_that_raises_falls_back(monkeypatch):
         raise RuntimeError("internals moved")
     from streamlit.components.v2 import component_manager
     monkeypatch.setattr(component_manager.BidiComponentManager, "register_from_manifest", broken)
-    monkeypatch.setattr(live_chart, "_broken", None)
-    monkeypatch.setattr(live_chart, "_mount", None)
+    for module in (live_chart, live_tex):
+        monkeypatch.setattr(module, "_broken", None)
+        monkeypatch.setattr(module, "_mount", None)
     at = app()
     assert_clean(at)
-    assert len(at.get("plotly_chart")) >= 1 and not at.get("bidi_component")
-    assert "internals moved" in live_chart._broken
+    assert len(at.get("plotly_chart")) >= 1 and at.latex and not at.get("bidi_component")
+    assert "internals moved" in live_chart._broken and "internals moved" in live_tex._broken
 
 
 def test_payload_is_plotly_json_with_base64_arrays():

@@ -128,6 +128,15 @@ def test_bad_files_name_the_problem(text, needle):
         parse_text(text, "hardware")
 
 
+def test_a_reader_error_is_one_line():
+    """A NUL byte: PyYAML's ReaderError spells its position on a second line (found by
+    tests/test_fuzz_cli.py); the CLI prints one `error:` line, so the message is folded."""
+    with pytest.raises(PresetError) as e:
+        parse_text("\x00", "hardware")
+    (problem,) = e.value.problems
+    assert "not valid YAML" in problem and "special characters" in problem and "\n" not in problem
+
+
 def test_oversized_file_is_rejected():
     with pytest.raises(PresetError, match="limit"):
         parse_text(b"x" * (presets.MAX_FILE_BYTES + 1), "hardware")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from model import System, decode_step, presets, system_balance_batch
-from tests.apptest_helpers import app, assert_clean, charts
+from tests.apptest_helpers import app, assert_clean, charts, latex
 from tests.figure_checks import validate
 from ui import walkthrough as wk
 from ui.view import View
@@ -186,7 +186,7 @@ def test_every_step_runs_on_the_page():
     for k in range(1, len(wk.STEPS) + 1):
         at = app({"wk_step": str(k)}, page="walkthrough")
         assert_clean(at)
-        assert len(charts(at)) == 1 and at.latex
+        assert len(charts(at)) == 1 and latex(at)
 
 
 def test_garbled_step_gives_a_notice_and_step_one():

@@ -75,6 +75,17 @@ def _fail(reason: str) -> bool:
     return False
 
 
+def declare_assets(manager: Any, component: str, folder: Path) -> None:
+    """Declare `folder` as the asset folder of component `roofline.<component>` on `manager`, as the
+    manifest scan of an installed package would, unless it already has one."""
+    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+
+    if manager.get_component_asset_root(f"{PROJECT}.{component}") is None:
+        manager.register_from_manifest(
+            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig(component, folder.name)]),
+            folder.parent)
+
+
 def _register() -> Any:
     """Declare the asset folders on the running server's component manager (once per runtime:
     each AppTest has its own), then create the component's mount callable (once per process).
@@ -86,20 +97,13 @@ def _register() -> Any:
     if manager is _registered_on and _mount is not None:
         return _mount
     import streamlit as st
-    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
 
     if not (ASSET_DIR / JS_FILE).is_file():
         raise FileNotFoundError(ASSET_DIR / JS_FILE)
     if not (plotly_js_dir() / "plotly.min.js").is_file():
         raise FileNotFoundError(plotly_js_dir() / "plotly.min.js")
-    if manager.get_component_asset_root(NAME) is None:
-        manager.register_from_manifest(
-            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig("live_chart", "live_chart")]),
-            ASSET_DIR.parent)
-    if manager.get_component_asset_root(PLOTLYJS) is None:
-        manager.register_from_manifest(
-            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig("plotlyjs", "package_data")]),
-            plotly_js_dir().parent)
+    declare_assets(manager, "live_chart", ASSET_DIR)
+    declare_assets(manager, "plotlyjs", plotly_js_dir())
     if _mount is None:
         _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
     _registered_on = manager

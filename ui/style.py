@@ -43,6 +43,9 @@ _UNCLIP = "white-space: normal; overflow: visible; text-overflow: clip;"   # und
 _RULES = """
 /* ---- equations: never wider than their column ---- */
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
+/* the equation element (ui/live_tex.py) spaced as st.latex's markdown block, which ends 1rem short */
+.stLiveTex { margin-bottom: -1rem; }
+.stLiveTexSource { font-family: monospace; white-space: pre-wrap; margin-bottom: 0; }
 
 /* ---- metrics (ui/metrics.py): one grid element, st.metric's look ---- */
 .rf-metrics { display: grid; column-gap: 1rem; row-gap: 0.75rem; margin-bottom: 0.25rem; }

@@ -8,6 +8,7 @@ from ui import export, figures, metrics
 from ui.dials import BATCH_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, seconds, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -48,16 +49,16 @@ metrics.grid([
 
 st.markdown("**The balance batch** — weight fetch time equals matmul time (KV ignored): "
             "the lecture's *≈ 300 × sparsity*.")
-st.latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}"
+latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}"
          rf"\cdot\frac{{\text{{bytes/param}}}}{{2}} = {F / bw:.0f} \times {s.model.sparsity:.3g}"
          rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {tex_int(b_star0)}")
 kv_t = float(s.kv_read(T)) if T > 0 else 0.0
 if np.isfinite(b_star_kv):
-    st.latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
+    latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
              rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
              rf"{tex_num(kv_t / bw, 's')}}} = {tex_int(b_star_kv)}")
 else:
-    st.latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
+    latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
              rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
              r"\text{memory-bound at every batch}")
 # The step time as the roofline mode in force combines it (DESIGN.md "The physics",
@@ -76,7 +77,7 @@ else:
     step_sym = rf"\max\Big(\tfrac{{2 N_a B}}{{C F}},\ \tfrac{{W + B\,kv(T)}}{{C\,bw}}{comm_sym}\Big)"
     step_num = rf"\max({tex_num(t_mm, 's')},\ {tex_num(t_w + t_kv, 's')}{comm_num})"
 P = s.deployment.pipeline_stages
-st.latex(rf"t_{{step}} = {step_sym}{hop_sym} = {step_num}{hop_num} = {tex_num(float(now.t_step_s), 's')}"
+latex(rf"t_{{step}} = {step_sym}{hop_sym} = {step_num}{hop_num} = {tex_num(float(now.t_step_s), 's')}"
          rf"\allowbreak\quad(N_a = {params(s.model.active_params)},\ W = {tex_num(s.weight_bytes, 'B')},\ "
          rf"C = {C:g}" + (rf",\ P = {P}" if P > 1 else "") + ")")
 

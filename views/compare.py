@@ -21,6 +21,7 @@ from ui.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import tex_int, tex_num
 from ui.fig_compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
 from ui.format import number, seconds, tokens, usd
+from ui.live_tex import latex
 from ui.view import current_view, page_header
 
 PAGE = ("compare",)
@@ -258,9 +259,11 @@ for i, v in views.items():
 STRUT = r"\rule[-10pt]{0pt}{10pt}"          # keeps KaTeX from clipping a last-row fraction's denominator
 c1, c2 = st.columns(2)
 c1.markdown("**Balance batch** — weight fetch time = matmul time, KV ignored (lecture §2.2):")
-c1.latex(r"\begin{aligned}" + r" \\ ".join(eq_b) + STRUT + r"\end{aligned}")
+with c1:
+    latex(r"\begin{aligned}" + r" \\ ".join(eq_b) + STRUT + r"\end{aligned}")
 c2.markdown("**Latency floor** — every weight read once per step, over C chips' bandwidth (§1.2, §1.7):")
-c2.latex(r"\begin{aligned}" + r" \\ ".join(eq_f) + STRUT + r"\end{aligned}")
+with c2:
+    latex(r"\begin{aligned}" + r" \\ ".join(eq_f) + STRUT + r"\end{aligned}")
 
 
 # ---------------------------------------------------------------- charts

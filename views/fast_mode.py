@@ -16,6 +16,7 @@ from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_panels
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -217,7 +218,7 @@ st.caption(f"Time per output token (left, or above) and cost per million output 
 
 # ---------------------------------------------------------------- the equations with today's numbers
 st.subheader("The equations, with today's numbers")
-st.latex(rf"B^* = \frac{{F\,W}}{{2\,N_a\,bw}} = \frac{{{tex_num(F, 'FLOP/s')} \times {tex_num(s.weight_bytes, 'B')}}}"
+latex(rf"B^* = \frac{{F\,W}}{{2\,N_a\,bw}} = \frac{{{tex_num(F, 'FLOP/s')} \times {tex_num(s.weight_bytes, 'B')}}}"
          rf"{{2 \times {params(s.model.active_params)} \times {tex_num(bw, 'B/s')}}} = {_tex_n(b_star0)}"
          r"\qquad\text{(balance batch, no KV)}")
 if ss["fm"] == "quote":
@@ -225,7 +226,7 @@ if ss["fm"] == "quote":
                 "standard batch on the compute line, so speed scales as $B_{std}/B^*$ and price as "
                 "$B^*/B_{fast}$:")
     bf0 = b_star0 / Pm
-    st.latex(rf"B_{{std}} = S\cdot B^* = {S:.3g} \times {_tex_n(b_star0)} = {_tex_n(S * b_star0)},\qquad "
+    latex(rf"B_{{std}} = S\cdot B^* = {S:.3g} \times {_tex_n(b_star0)} = {_tex_n(S * b_star0)},\qquad "
              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = \frac{{{_tex_n(b_star0)}}}{{{Pm:.3g}}} = {_tex_n(bf0)}")
     if ref0 is not None and ref0.batch_standard is None:
         st.caption(f"Even without KV there is no such fast mode here: {ref0.reason}.")
@@ -237,16 +238,16 @@ if ss["fm"] == "quote":
            r"t(B) = \max\!\Big(\tfrac{2N_aB}{CF},\ \tfrac{W}{C\,bw}\Big) + \max\!\Big(t_{attn},\ "
            r"\tfrac{B\,kv(T)}{C\,bw}\Big)")
     if solved:
-        st.latex(lhs + rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
+        latex(lhs + rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
                  rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
                  rf"B_{{fast}} = {_tex_n(fm.batch_fast)}")
     else:
-        st.latex(lhs + r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
+        latex(lhs + r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
                        r"\;\Rightarrow\;\text{no solution}")
 else:
     st.markdown(f"**Chosen batches at T = {tokens(T)}** (kv(T) = {bytes_(kv_t)} per sequence per step): the "
                 "speedup is the ratio of step times, the price multiple the ratio of step time per token.")
-    st.latex(rf"S = \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = \frac{{{tex_num(fm.t_step_standard_s, 's')}}}"
+    latex(rf"S = \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = \frac{{{tex_num(fm.t_step_standard_s, 's')}}}"
              rf"{{{tex_num(fm.t_step_fast_s, 's')}}} = {fm.speedup:.3g},\qquad "
              rf"P_m = \frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = "
              rf"\frac{{{tex_num(fm.t_step_fast_s, 's')}/{B_fast_pick:g}}}{{{tex_num(fm.t_step_standard_s, 's')}"

@@ -10,6 +10,7 @@ from ui import dials, export, fig_kv, figures, metrics
 from ui.dials import CONTEXT_OPTIONS
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, number, tokens, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -124,9 +125,9 @@ metrics.grid([
 st.markdown("**Two crossover contexts.** Where the KV read of the whole batch equals the weight read, and "
             "where one sequence's KV read equals its matmul time (then no batch can be compute-bound).")
 if closed_form:
-    st.latex(rf"T_\times = \frac{{W}}{{B\cdot kv_{{tok}}}} = \frac{{{tex_num(W, 'B')}}}"
+    latex(rf"T_\times = \frac{{W}}{{B\cdot kv_{{tok}}}} = \frac{{{tex_num(W, 'B')}}}"
              rf"{{{B:g} \times {tex_num(kv_tok, 'B')}}} = {tex_int(t_cross)}\ \text{{tokens}}")
-    st.latex(rf"T_{{never}} = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
+    latex(rf"T_{{never}} = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
              rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
              rf"{tex_int(t_never)}\ \text{{tokens}}")
 else:
@@ -137,10 +138,10 @@ else:
         reads.append(rf"{tex_num(kv_tok, 'B')}\cdot T")
     if windowed:
         reads.append(rf"{tex_num(kv.window_bytes_per_token, 'B')}\cdot\min(T, {tex_int(kv.window_tokens)})")
-    st.latex(r"kv(T) = " + " + ".join(reads))
-    st.latex(rf"kv(T_\times) = \frac{{W}}{{B}} = \frac{{{tex_num(W, 'B')}}}{{{B:g}}} = {tex_num(W / B, 'B')}"
+    latex(r"kv(T) = " + " + ".join(reads))
+    latex(rf"kv(T_\times) = \frac{{W}}{{B}} = \frac{{{tex_num(W, 'B')}}}{{{B:g}}} = {tex_num(W / B, 'B')}"
              rf"\;\Rightarrow\; T_\times = {tex_int(t_cross)}\ \text{{tokens}}")
-    st.latex(rf"kv(T_{{never}}) = \frac{{2\,N_a\cdot bw}}{{F}} = \frac{{2 \times {params(Na)} \times "
+    latex(rf"kv(T_{{never}}) = \frac{{2\,N_a\cdot bw}}{{F}} = \frac{{2 \times {params(Na)} \times "
              rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')}}} = {tex_num(2 * Na * bw / F, 'B')}"
              rf"\;\Rightarrow\; T_{{never}} = {tex_int(t_never)}\ \text{{tokens}}")
     st.caption("No closed form here" + (" (windowed layers add a fixed amount per sequence)" if windowed else "")
@@ -204,7 +205,7 @@ else:
         f"{usd(offer.long_context_input_usd_per_mtok)} input and {usd(offer.output_usd_per_mtok)} → "
         f"{usd(offer.long_context_output_usd_per_mtok)} output per Mtok above **{tokens(thr)}** tokens "
         f"(×{step_in:.2g} and ×{step_out:.2g}). Source: {src}.")
-    st.latex(rf"kv_{{tok}} = \frac{{2\,N_a\cdot bw}}{{F\cdot T_{{tier}}}} = \frac{{2 \times {params(na)} \times "
+    latex(rf"kv_{{tok}} = \frac{{2\,N_a\cdot bw}}{{F\cdot T_{{tier}}}} = \frac{{2 \times {params(na)} \times "
              rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_int(thr)}}} = "
              rf"{tex_int(implied)}\ \text{{B/token}}")
     metrics.grid([

@@ -35,6 +35,7 @@ from ui import export, fig_tiers, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.format import bytes_, duration, tokens, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -193,7 +194,7 @@ left, right = st.columns([1, 1.2])
 with left:
     lines = [rf"\text{{{label(t)}}}: &\ \frac{{{tex_num(t.capacity_bytes, 'B')}}}"
              rf"{{{tex_num(t.bandwidth_bytes_per_s, 'B/s')}}} = {tex_time(t.drain_s)}" for t in tiers]
-    st.latex(r"\begin{aligned}t_{drain} &= \frac{\text{capacity}}{\text{bandwidth}}\\ " + r"\\ ".join(lines)
+    latex(r"\begin{aligned}t_{drain} &= \frac{\text{capacity}}{\text{bandwidth}}\\ " + r"\\ ".join(lines)
              + r"\end{aligned}")
     with st.expander("Sources and dates of these figures"):
         for tier in tiers:
@@ -245,7 +246,7 @@ else:
                 rf"\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.capacity_bytes, 'B')}}}\times{tex_s(hold)} + "
                 rf"\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.bandwidth_bytes_per_s, 'B/s')}}}\right)\times"
                 rf"{tex_usd(p_s)}/\text{{s}} = {tex_usd(tier_usd_now)}")
-st.latex(r"\begin{aligned}" + tier_tex + r"\text{ per token}\\ "
+latex(r"\begin{aligned}" + tier_tex + r"\text{ per token}\\ "
          rf"c_{{re}} &= \frac{{2\,N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
          rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times{tex_usd(hw.price_usd_per_hour / 3600.0)}/\text{{s}} = "
          rf"{tex_usd(rec)}\text{{ per token}}\end{{aligned}}")
@@ -377,7 +378,7 @@ if list_req is not None:
                      delta=f"{(list_req[1] / list_req[0] - 1) * 100:+.3g} %", delta_color="inverse",
                      help=f"{offer.name}: (1−h)·L at input, h·L at cache hit, O at output; write premiums left out."))
 metrics.grid(m3, columns=4)
-st.latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\big) + \text{{decode}}(O) + "
+latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\big) + \text{{decode}}(O) + "
          rf"h\,L\,c_{{\text{{{label(tb)}}}}}(t)\\ &= {tex_usd(float(cr.usd_prefill[-1]))} + "
          rf"{tex_usd(float(cr.usd_decode[-1]))} + {h_now:.3g}\times{tex_int(L)}\times{tex_usd(tier_usd_now)}"
          rf" = {tex_usd(now_total)}\end{{aligned}}")

@@ -20,6 +20,7 @@ from ui.dials import BATCH_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
 from ui.format import bytes_, number, seconds
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -220,16 +221,16 @@ def moe_section() -> None:
     st.markdown("**Experts per GPU and the all-to-all.** Each token goes to its k experts and comes back "
                 "(dispatch + combine) on each of the L MoE layers; a token's experts sit on random GPUs, so "
                 "(min(G, D) − 1)/G of the traffic rides the scale-up links and max(G − D, 0)/G leaves the domain.")
-    st.latex(rf"\text{{experts/GPU}} = \Big\lceil \frac{{E}}{{G}} \Big\rceil = \Big\lceil \frac{{{E}}}{{{G}}}"
+    latex(rf"\text{{experts/GPU}} = \Big\lceil \frac{{E}}{{G}} \Big\rceil = \Big\lceil \frac{{{E}}}{{{G}}}"
              rf" \Big\rceil = {per_gpu:g}")
-    st.latex(rf"\text{{bytes/step}} = B\cdot 2\cdot k\cdot d\cdot a\cdot L = {tex_int(B)} \times 2 \times {k} "
+    latex(rf"\text{{bytes/step}} = B\cdot 2\cdot k\cdot d\cdot a\cdot L = {tex_int(B)} \times 2 \times {k} "
              rf"\times {tex_int(m.d_model)} \times {ab:g}\,\text{{B}} \times {L} = "
              rf"{tex_num(float(at.bytes_per_step), 'B')}\quad(\div G = {tex_num(float(at.bytes_per_gpu), 'B')}"
              r"\text{ per GPU})")
     up_frac = rf"\frac{{{min(G, D) - 1}}}{{{G}}}"
     out_frac = rf"\frac{{{max(G - D, 0)}}}{{{G}}}"
     out_bw = tex_num(bw_out, "B/s") if bw_out else r"\text{—}"
-    st.latex(r"\begin{aligned}"
+    latex(r"\begin{aligned}"
              rf"t_{{comm}} &= \max\Big(\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\min(G,D)-1}}{{G\cdot bw_{{up}}}},\ "
              rf"\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\max(G-D,0)}}{{G\cdot bw_{{out}}}}\Big) \\ &= "
              rf"\max\Big(\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {up_frac}}}{{{tex_num(bw_up, 'B/s')}}},\ "
@@ -237,10 +238,10 @@ def moe_section() -> None:
              rf"\max({_tex_s(float(at.t_scaleup_s))},\ {_tex_s(float(at.t_scaleout_s))}) = "
              rf"{_tex_s(t_comm)}\end{{aligned}}")
     if tw:
-        st.latex(_step_tex(now, t_comm, t_w_touched, t_step_tw)
+        latex(_step_tex(now, t_comm, t_w_touched, t_step_tw)
                  + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}")
     else:
-        st.latex(_step_tex(now, t_comm, float(now.t_weights_s), float(now.t_step_s))
+        latex(_step_tex(now, t_comm, float(now.t_weights_s), float(now.t_step_s))
                  + r"\quad\text{(bound: " + str(now.bound) + ")}")
 
     # ---- chart 1: against G (one call each: moe_alltoall and decode_step over the G grid)
@@ -288,14 +289,14 @@ def moe_section() -> None:
     st.markdown("**Touched experts.** The lecture reads *all weights every step*. At small batch a layer's "
                 "tokens touch only some experts; with shared experts, dense layers and attention always read, "
                 "the busiest GPU — not the average one — sets the step.")
-    st.latex(rf"E\Big(1-\big(1-\tfrac{{k}}{{E}}\big)^B\Big) = {E}\Big(1-\big(1-\tfrac{{{k}}}{{{E}}}\big)^"
+    latex(rf"E\Big(1-\big(1-\tfrac{{k}}{{E}}\big)^B\Big) = {E}\Big(1-\big(1-\tfrac{{{k}}}{{{E}}}\big)^"
              rf"{{{tex_int(B)}}}\Big) = {distinct:.4g}\ \text{{distinct experts per layer}}")
     b_grid = np.unique(np.concatenate([np.geomspace(1, BATCH_OPTIONS[-1], 200), BATCH_OPTIONS, [B]]))
     distinct_b = cluster.expected_distinct_experts(E, k, b_grid)
     busiest_b = cluster.busiest_gpu_experts(E, k, b_grid, G)
     if shaped:
         per_expert, always = cluster.expert_bytes(m, s.precision.weight_bytes_per_param)
-        st.latex(r"\begin{aligned}" rf"W_{{GPU}} &= \frac{{W_{{always}}}}{{G}} + "
+        latex(r"\begin{aligned}" rf"W_{{GPU}} &= \frac{{W_{{always}}}}{{G}} + "
                  rf"W_{{expert}}\cdot\mathbb{{E}}\big[\max_g n_g\big] = "
                  rf"\frac{{{tex_num(always, 'B')}}}{{{G}}} + {tex_num(per_expert, 'B')} \times {busiest:.3g} = "
                  rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {_tex_s(t_w_touched)}"
@@ -372,12 +373,12 @@ def tp_section(dense: bool) -> None:
          {"help": f"Of G = 1 … {D} (where weights + KV fit), the one with the shortest step."}),
     ])
     L, d = s.model.n_layers, s.model.d_model
-    st.latex(rf"t_{{TP}} = L\cdot 2\cdot\Big[\frac{{2(G-1)}}{{G}}\cdot\frac{{B\,d\,a}}{{bw_{{up}}}} + "
+    latex(rf"t_{{TP}} = L\cdot 2\cdot\Big[\frac{{2(G-1)}}{{G}}\cdot\frac{{B\,d\,a}}{{bw_{{up}}}} + "
              rf"2(G-1)\,t_{{hop}}\Big] = {L}\cdot 2\cdot\Big[\frac{{{2 * (G_tp - 1)}}}{{{G_tp}}}\cdot"
              rf"\frac{{{tex_int(B)}\cdot {tex_int(d)}\cdot {ab:g}\,\text{{B}}}}{{{tex_num(bw_up, 'B/s')}}} + "
              rf"{2 * (G_tp - 1)}\cdot {_tex_s(hop) if hop else '0'}\Big] = {_tex_s(t_tp)}")
     if dense:
-        st.latex(_step_tex(now, t_tp, float(now.t_weights_s), float(now.t_step_s))
+        latex(_step_tex(now, t_tp, float(now.t_weights_s), float(now.t_step_s))
                  + r"\quad\text{(bound: " + str(now.bound) + ")}")
     c1, c2 = st.columns([1.5, 1])
     with c1:

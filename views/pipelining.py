@@ -19,6 +19,7 @@ from ui import export, fig_pipeline, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import bytes_, number, seconds, tokens
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -132,7 +133,7 @@ st.markdown(f"**Pipelining buys memory capacity, not bandwidth or latency.** One
 # ---------------------------------------------------------------- row 1: memory, latency
 c1, c2 = st.columns(2)
 with c1:
-    st.latex(rf"\begin{{aligned}}c_{{mem}} &= \frac{{W}}{{C\,P}} + \frac{{b\,kv(T)}}{{C}} = "
+    latex(rf"\begin{{aligned}}c_{{mem}} &= \frac{{W}}{{C\,P}} + \frac{{b\,kv(T)}}{{C}} = "
              rf"\frac{{{tex_num(s.weight_bytes, 'B')}}}{{{C:g}\times{P}}} + "
              rf"\frac{{{b:g}\times{tex_num(kv_now * C / b, 'B')}}}{{{C:g}}}\\ &= {tex_num(w_now, 'B')} + "
              rf"{tex_num(kv_now, 'B')} = {tex_num(tot_now, 'B')}\\ &"
@@ -146,7 +147,7 @@ with c1:
                "not move: a stage keeps P micro-batches' KV for 1/P of the layers. 'Even two [stages] is often "
                "enough'; after that the KV dominates.")
 with c2:
-    st.latex(rf"\begin{{aligned}}t_{{token}} &= t_{{step}} + P\cdot hop = {tex_time(t_step)} + {P}\times"
+    latex(rf"\begin{{aligned}}t_{{token}} &= t_{{step}} + P\cdot hop = {tex_time(t_step)} + {P}\times"
              rf"{tex_time(hop_s) if hop_s else '0'} = {tex_time(lat_now)}\\ "
              rf"\text{{tokens/s}} &= \frac{{P\,b}}{{t_{{token}}}} = \frac{{{P}\times{b:g}}}{{{tex_time(lat_now)}}} = "
              rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}")
@@ -172,9 +173,9 @@ with c3:
             frac = r"\frac{1}{8}"
         L_sym = "L_{moe}" if moe else "L"
         if P == 1:
-            st.latex(r"P = 1:\ \text{one stage, no cut to check}")
+            latex(r"P = 1:\ \text{one stage, no cut to check}")
         else:
-            st.latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
+            latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
                      rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
                      rf"&= {ratio_now:.3g}\ "
                      + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
@@ -206,7 +207,7 @@ with c3:
     if not L_cut:
         st.info(f"{model.name} has no layer count in the presets: the cut check needs it.", icon="ℹ️")
 with c4:
-    st.latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
+    latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
              rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
              r"\text{bubble}_{inference} &= 0\end{aligned}")
     st.caption(f"Inference has no bubble: P = {P} micro-batches of b = {b:g} are always in flight.")

@@ -18,6 +18,7 @@ from ui import export, fig_prices, metrics
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -146,7 +147,7 @@ metrics.grid([
     Metric(f"Presets at {lo_band:g}–{hi_band:g}×", f"{in_band} of {len(table)}",
            help="The lecture: 'output tokens 3–5× more expensive than input; they run with 5×'."),
 ], columns=4)
-st.latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
+latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
          rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
          rf"\approx \frac{{1}}{{r}} = {eff:.3g}")
 c1, c2 = st.columns([1, 1.6])
@@ -225,7 +226,7 @@ else:
                help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s)."),
     ], columns=4)
     f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
-    st.latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
+    latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
              rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
              rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
              rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
@@ -298,7 +299,7 @@ metrics.grid([
                 "prefill FLOPs against reading its KV from HBM once."),
 ], columns=4)
 if has_hit:
-    st.latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
+    latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
              rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
              rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
              rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
@@ -348,7 +349,7 @@ if fast_offers:
     i_f = table.keys.index(next(k for k, p in offers.items() if p is fo))
     S, Pm = float(table.fast_speedup[i_f]), float(table.fast_price_multiple[i_f])
     b_std, b_fast = float(table.fast_batch_standard_over_balance[i_f]), float(table.fast_batch_fast_over_balance[i_f])
-    st.latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
+    latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
              rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
     st.markdown(

@@ -18,6 +18,7 @@ from ui.dials import choice_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_remat import Line
 from ui.format import bytes_, number, seconds, tokens
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -108,8 +109,8 @@ st.markdown(f"**The trade** ([02:04:02]({VIDEO})): backpropagation needs each la
 export.chart(fig_remat.feistel_diagram(), key="rm_feistel")
 c1, c2 = st.columns([1, 1.6])
 with c1:
-    st.latex(r"\text{forward:}\quad (x,\ y)\ \mapsto\ (y + f(x),\ x)")
-    st.latex(r"\text{inverse:}\quad (z,\ x)\ \mapsto\ (x,\ z - f(x))")
+    latex(r"\text{forward:}\quad (x,\ y)\ \mapsto\ (y + f(x),\ x)")
+    latex(r"\text{inverse:}\quad (z,\ x)\ \mapsto\ (x,\ z - f(x))")
 with c2:
     st.markdown("A **Feistel step** (block ciphers) adds a function of one half to the other half. It is "
                 "invertible whatever f is — f is recomputed, never inverted. A **RevNet** (Gomez et al. 2017, "
@@ -122,16 +123,16 @@ with c2:
 # ---------------------------------------------------------------- equations with today's numbers
 attn_term = r"\left(34 + \frac{5\,a\,s}{h}\right)" if attn == "stored" else "34"
 attn_num = rf"\left(34 + \frac{{5 \times {a:g} \times {tex_int(seq)}}}{{{h:g}}}\right)" if attn == "stored" else "34"
-st.latex(rf"A = \frac{{s\,b\,h\cdot {attn_term}}}{{t}} = \frac{{{tex_int(seq)} \times {mb:g} \times {h:g} \times "
+latex(rf"A = \frac{{s\,b\,h\cdot {attn_term}}}{{t}} = \frac{{{tex_int(seq)} \times {mb:g} \times {h:g} \times "
          rf"{attn_num}}}{{{tp:g}}} = {tex_bytes(A)}\ \text{{per layer}},\qquad x = \frac{{2\,s\,b\,h}}{{t}} = "
          rf"{tex_bytes(x)}")
-st.latex(rf"\begin{{aligned}}M_{{store}} &= L\cdot A = {L:g} \times {tex_bytes(A)} = {tex_bytes(mem_now['store'])}"
+latex(rf"\begin{{aligned}}M_{{store}} &= L\cdot A = {L:g} \times {tex_bytes(A)} = {tex_bytes(mem_now['store'])}"
          rf"\\ M_{{every}} &= L\cdot x + A = {L:g} \times {tex_bytes(x)} + {tex_bytes(A)} = "
          rf"{tex_bytes(mem_now['every'])}\\ M_{{\sqrt{{L}}}} &= k\,x + \lceil L/k\rceil A = {k_now} \times "
          rf"{tex_bytes(x)} + {int(np.ceil(L / k_now))} \times {tex_bytes(A)} = {tex_bytes(mem_now['sqrt'])}\quad"
          rf"(k = \lceil\sqrt{{L}}\rceil)\\ M_{{rev}} &= 4\,x + A = {tex_bytes(mem_now['revnet'])}"
          rf"\quad\text{{(any }}L)\end{{aligned}}")
-st.latex(rf"\begin{{aligned}}F_{{fwd}} &= b\left(2\,N_a\,s + \text{{attn}}\cdot\tfrac{{s(s+1)}}{{2}}\right) = "
+latex(rf"\begin{{aligned}}F_{{fwd}} &= b\left(2\,N_a\,s + \text{{attn}}\cdot\tfrac{{s(s+1)}}{{2}}\right) = "
          rf"{mb:g}\left(2 \times {params(Na)} \times {tex_int(seq)} + {tex_num(kv.attn_flops_full, 'FLOP')}\cdot"
          rf"\tfrac{{{tex_int(seq)}\,({tex_int(seq + 1)})}}{{2}}\right) = {tex_num(f_fwd, 'FLOP')}\\ "
          rf"\text{{step}} &= 3\,F_{{fwd}} = {tex_num(flops['store'], 'FLOP')}\ \to\ 4\,F_{{fwd}} = "

@@ -17,6 +17,7 @@ from ui.dials import BATCH_OPTIONS, choice_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -124,18 +125,18 @@ st.markdown(f"**What C = {C:g} chips in one scale-up domain buy** — every chip
             f"and the KV cache at the same time, so bandwidth and capacity both grow with C (lecture §1.7).")
 e1, e2 = st.columns(2)
 with e1:
-    st.latex(rf"\begin{{aligned}}bw_{{agg}} &= C\cdot bw = {C:g}\times{tex_num(bw, 'B/s')} = "
+    latex(rf"\begin{{aligned}}bw_{{agg}} &= C\cdot bw = {C:g}\times{tex_num(bw, 'B/s')} = "
              rf"{tex_num(bw_agg, 'B/s')}\\[4pt] M_{{agg}} &= C\cdot M = {C:g}\times{tex_num(M, 'B')} = "
              rf"{tex_num(cap_agg, 'B')}\\[4pt] t_{{floor}} &= \frac{{W}}{{C\cdot bw}} = \frac{{{tex_num(W, 'B')}}}"
              rf"{{{tex_num(bw_agg, 'B/s')}}} = {tex_time(t_floor)}{STRUT}\end{{aligned}}")
 with e2:
     holds = n_max_now >= model.total_params
-    st.latex(rf"\begin{{aligned}}N_{{max}} &= \frac{{C\cdot M - B\cdot kv(T)}}{{\text{{bytes/param}}}} = "
+    latex(rf"\begin{{aligned}}N_{{max}} &= \frac{{C\cdot M - B\cdot kv(T)}}{{\text{{bytes/param}}}} = "
              rf"\frac{{{tex_num(cap_agg, 'B')} - {B:g}\times{tex_bytes(kv_seq)}}}{{{bpp:g}\,\text{{B}}}}\\[6pt] &= "
              + (rf"{params(n_max_now)}" if n_max_now > 0 else r"0\ \text{(the KV alone does not fit)}")
              + (r"\ \ge\ " if holds else r"\ <\ ") + rf"{params(model.total_params)}\ \text{{({model.name})}}"
              r"\end{aligned}")
-    st.latex(rf"\begin{{aligned}}\$/\text{{Mtok}} &= \frac{{C\cdot\text{{price}}}}{{3600}}\cdot\frac{{t_{{step}}}}{{B}}"
+    latex(rf"\begin{{aligned}}\$/\text{{Mtok}} &= \frac{{C\cdot\text{{price}}}}{{3600}}\cdot\frac{{t_{{step}}}}{{B}}"
              rf"\cdot 10^6\\[6pt] &= \frac{{{C:g}\times{tex_usd(price)}}}{{3600}}"
              rf"\cdot\frac{{{tex_time(t_step)}}}{{{B:g}}}"
              rf"\cdot 10^6 = {tex_usd(usd_now)}{STRUT}\end{{aligned}}")
@@ -239,7 +240,7 @@ with c4:
                "one after another, so a token still waits for all weights over one stage's bandwidth. The bigger "
                "domain adds both." + ("" if all(fits3) else " ✗: weights + KV do not fit in HBM."))
 
-st.latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
+latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
          rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
          rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
          rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "

@@ -30,6 +30,7 @@ from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
 from ui.format import number
+from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
 
@@ -134,7 +135,7 @@ metrics.grid([    # two rows of four
 ], columns=4)
 
 per_model = rate / models
-st.latex(rf"\begin{{aligned}}D_{{inf}} &= \frac{{R}}{{n}}\cdot \text{{days}}\cdot 86{{,}}400 = "
+latex(rf"\begin{{aligned}}D_{{inf}} &= \frac{{R}}{{n}}\cdot \text{{days}}\cdot 86{{,}}400 = "
          rf"\frac{{{tex_num(rate)}}}{{{models:g}}}\times {days:g}\times 86{{,}}400 = {tex_tok(d_inf)}"
          r"\ \text{tokens}\\ "
          rf"6\,D_{{pre}} &= c_{{RL}}\,\text{{ineff}}_{{RL}}\,D_{{RL}} = 2\,\text{{ineff}}_{{inf}}\,D_{{inf}}"
@@ -245,7 +246,7 @@ def beyond_the_heuristic() -> None:
     ], columns=4)
 
     r_opt = float(loss_term_ratio(n_opt, d_opt, fit))
-    st.latex(rf"\begin{{aligned}}L(N, D) &= E + \frac{{A}}{{N^{{\alpha}}}} + \frac{{B}}{{D^{{\beta}}}} = {E:g} + "
+    latex(rf"\begin{{aligned}}L(N, D) &= E + \frac{{A}}{{N^{{\alpha}}}} + \frac{{B}}{{D^{{\beta}}}} = {E:g} + "
              rf"\frac{{{A:g}}}{{N^{{{al:g}}}}} + \frac{{{B:g}}}{{D^{{{be:g}}}}} = {target:.4g}\ \text{{nats/token}}\\ "
              rf"\min_N\ &6\,N\,D(N) + 2\,\text{{ineff}}_{{inf}}\,N\,D_{{inf}}\ \Rightarrow\ "
              rf"N^* = {params(n_opt)},\ D^* = {tex_tok(d_opt)}\\ "

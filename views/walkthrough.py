@@ -12,6 +12,7 @@ import streamlit as st
 from ui import deck, dials, export, qr
 from ui.dials import choice_dial, page_dial
 from ui.fig_context import TITLE_LINE_PX
+from ui.live_tex import latex
 from ui.view import current_view, show_view_notes, system_caption
 from ui.walkthrough import STEPS
 
@@ -147,7 +148,7 @@ export.chart(fig, key=f"wk_{step.key}")
 if shown.note and not present:
     st.caption(shown.note)
 for tex in shown.latex:
-    st.latex(tex)
+    latex(tex)
 
 h, m_, s_ = step.video_s // 3600, step.video_s % 3600 // 60, step.video_s % 60
 links = st.columns([2, 2, 2, 3])

@@ -1,0 +1,69 @@
+"""Real-browser stories for the equation element (ui/live_tex.py) and its st.latex fallback.
+
+The equations are drawn by Debian's KaTeX 0.16 (as st.latex's), fetched from the app's server; a dial move
+redraws the equations whose TeX changed and leaves the others' nodes alone (tagged before the
+move; an element's id follows its TeX, as st.latex's does), and with
+ROOFLINE_TEX=st the page shows st.latex's equations instead.
+
+    python -m pytest -q -m browser tests/test_browser_tex.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.browser import VIEWPORT, open_app, page_problems, slider_thumb, streamlit_server, wait_for_app_run
+from tests.test_browser_chart import Watch
+
+pytestmark = pytest.mark.browser
+
+OWN = "[...document.querySelectorAll('[data-testid=stLiveTex]')]"
+RENDERED_JS = f"() => {OWN}.length > 0 && {OWN}.every(e => e.querySelector('.katex-display .katex-html'))"
+
+
+def test_equations_render_with_the_apps_own_katex_and_follow_a_dial(app_page, app_url):
+    page = app_page
+    watch = Watch(page)
+    open_app(page, app_url + "/")
+    page.wait_for_function(RENDERED_JS)
+    assert page.locator("[data-testid=stMarkdown] .katex-display").count() == 0, "an equation is st.latex"
+    before = page.evaluate(f"() => {OWN}.map((e, i) => {{ e.__tag = 'tex-' + i; return e.textContent; }})")
+    # KaTeX's output: the visible HTML and the MathML for screen readers
+    assert page.locator("[data-testid=stLiveTex] .katex-mathml math").count() == len(before)
+
+    thumb = slider_thumb(page, "Batch")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    wait_for_app_run(page)
+    page.wait_for_function(f"before => {OWN}.some((e, i) => e.textContent !== before[i])", arg=before)
+    page.wait_for_function(RENDERED_JS)
+    after = page.evaluate(f"() => {OWN}.map(e => [e.__tag || null, e.textContent])")
+    assert len(after) == len(before)
+    changed = [i for i, (_, text) in enumerate(after) if text != before[i]]
+    kept = [i for i in range(len(after)) if i not in changed]
+    assert changed and kept, "the batch should change some equations on this page and not others"
+    assert all(after[i][0] == f"tex-{i}" for i in kept), f"unchanged equations were redrawn: {after}"
+
+    katex = [u for u in watch.urls if u.endswith("/katex.min.js")]
+    assert katex and all(u.startswith(app_url + "/_stcore/bidi-components/") for u in katex), katex
+    watch.assert_clean(page, "equations after a dial move")
+
+
+@pytest.fixture(scope="module")
+def st_latex_url() -> Iterator[str]:
+    with streamlit_server(env={"ROOFLINE_TEX": "st"}) as url:
+        yield url
+
+
+def test_roofline_tex_st_falls_back_to_st_latex(chromium_browser, st_latex_url):
+    context = chromium_browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        open_app(page, st_latex_url + "/kv-cache")
+        page.wait_for_function("() => document.querySelectorAll('[data-testid=stMarkdown] .katex-display').length > 0")
+        assert page.locator("[data-testid=stLiveTex]").count() == 0
+        assert not page_problems(page)
+    finally:
+        context.close()

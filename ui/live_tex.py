@@ -1,0 +1,121 @@
+"""Display equations as a light element: KaTeX straight into the element's own div.
+
+Why: `st.latex` goes through Streamlit's markdown pipeline (react-markdown, remark-math,
+rehype-katex, then React reconciling KaTeX's few hundred spans), ≈5-12 ms of browser main-thread
+work per changed equation; the pages' equations carry today's numbers, so most change with every
+dial move (MoE has seven).  This element hands the TeX to `katex.render` in its own div
+(bench/profile_move.py, MoE page, dial G, one run: keypress → last chart p50 456 → 372 ms; with no
+equation at all, 321 ms).
+
+The renderer is Debian's `libjs-katex` (KaTeX 0.16, in packages.txt for Streamlit Community Cloud,
+in the Dockerfile and in CI; `ui.deck.katex_dir()`, ROOFLINE_KATEX_DIR first), served by the app
+itself through Streamlit's component asset route — never a CDN.  Its markup matches the KaTeX 0.16
+stylesheet and fonts that Streamlit's frontend already has on the page for `st.latex` (Streamlit
+1.67 renders st.latex with KaTeX 0.16.47; the KaTeX 0.18 module in its bundle does not match that
+stylesheet), so an equation reads as `st.latex`'s.  `latex()` falls back to `st.latex` (logged once
+on stderr) when there is no KaTeX folder, `ROOFLINE_TEX=st` is set, or registration fails; the
+browser side shows the TeX source if the script fails to load.
+
+Each element's data is {"tex": …}; `tex_of(proto)` reads it back (tests/apptest_helpers.latex).
+The element has no key: its id follows its TeX, as `st.latex`'s does, so an unchanged equation is
+not touched and a changed one is drawn anew; an equation whose TeX repeats one already drawn in the
+same run gets a key, as two identical `st.latex` would otherwise clash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ui.deck import katex_dir
+from ui.live_chart import PROJECT, declare_assets
+
+NAME = f"{PROJECT}.live_tex"
+KATEXJS = f"{PROJECT}.katexjs"       # an asset-only component: the KaTeX folder (katex.min.js)
+ASSET_DIR = Path(__file__).resolve().parent / "live_tex"
+JS_FILE = "index.js"
+ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex
+
+_mount = None
+_registered_on: Any = None
+_broken: str | None = None
+_seen: dict[int, tuple[Any, dict[str, int]]] = {}   # per session context: (this run's cursors, TeX → count)
+
+
+def _fail(reason: str) -> bool:
+    global _broken
+    if _broken is None:
+        print(f"roofline: equation element unavailable ({reason}); using st.latex", file=sys.stderr)
+    _broken = reason
+    return False
+
+
+def _register() -> Any:
+    global _mount, _registered_on
+    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
+
+    manager = get_bidi_component_manager()
+    if manager is _registered_on and _mount is not None:
+        return _mount
+    if not (ASSET_DIR / JS_FILE).is_file():
+        raise FileNotFoundError(ASSET_DIR / JS_FILE)
+    folder = katex_dir()
+    if folder is None:
+        raise FileNotFoundError("no katex.min.js (Debian's libjs-katex, or ROOFLINE_KATEX_DIR)")
+    declare_assets(manager, "live_tex", ASSET_DIR)
+    declare_assets(manager, "katexjs", folder)
+    if _mount is None:
+        _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
+    _registered_on = manager
+    return _mount
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "").strip().lower() != "st" and _broken is None
+
+
+def _repeat_key(tex: str) -> str | None:
+    """None for the first time `tex` is drawn in this script run; else a key unique in the run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    cursors, counts = _seen.get(id(ctx), (None, None))
+    if cursors is not ctx.cursors:              # a new run (Streamlit gives each run a new cursors dict)
+        counts = {}
+        _seen[id(ctx)] = (ctx.cursors, counts)
+    n = counts.get(tex, 0)
+    counts[tex] = n + 1
+    return None if n == 0 else f"tex-repeat-{n}-{abs(hash(tex))}"
+
+
+def latex(body: Any) -> None:
+    """Draw a display equation (TeX, KaTeX's dialect, as `st.latex` takes it)."""
+    tex = str(body)
+    if enabled():
+        try:
+            mount = _register()
+        except Exception as exc:        # no KaTeX, or registration failed: st.latex from now on, say why once
+            _fail(f"{type(exc).__name__}: {exc}")
+        else:
+            mount(key=_repeat_key(tex), data={"tex": tex}, width="stretch")
+            return
+    st.latex(tex)
+
+
+# ---------------------------------------------------------------- reading it back (tests)
+
+def is_tex(proto: Any) -> bool:
+    """Whether an element proto (the `bidi_component` field) is this equation element."""
+    return getattr(proto, "component_name", None) == NAME
+
+
+def tex_of(proto: Any) -> str:
+    """The TeX an equation element drew."""
+    return json.loads(proto.json)["tex"]
