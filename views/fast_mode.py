@@ -163,20 +163,22 @@ metrics.grid([
 HINT = {"HBM": "More chips (C) give more HBM; a shorter context needs less KV per sequence.",
         "latency floor": "A smaller price multiple gives a larger fast batch (B_fast = B*/Pm without KV).",
         "a fast mode needs": "Pick a fast batch smaller than the standard batch."}
+# conditional notices in one fixed slot: the elements below keep their place, so the charts keep their DOM nodes
+notices = st.container()
 if ss["fm"] == "quote" and not solved:
     hint = next((h for k, h in HINT.items() if k in fm.reason), "") if weights_fit else ""
-    st.warning(f"No fast mode for {S:.3g}× speed at {Pm:.3g}× price on this system at T = {tokens(T)}: "
+    notices.warning(f"No fast mode for {S:.3g}× speed at {Pm:.3g}× price on this system at T = {tokens(T)}: "
                f"{fm.reason}. {hint}", icon="⚠️")
 if not weights_fit:
-    st.warning(f"The weights ({bytes_(s.weight_bytes)}) do not fit in the HBM of C = {C:g} × "
+    notices.warning(f"The weights ({bytes_(s.weight_bytes)}) do not fit in the HBM of C = {C:g} × "
                f"{s.hardware.name} ({bytes_(C * s.hardware.hbm_bytes)}): every point below is hypothetical.",
                icon="⚠️")
 if ss["fm"] == "batches":
     if B_fast_pick >= B_std_pick:
-        st.info("The fast batch is not smaller than the standard batch, so the 'fast' mode is not faster "
+        notices.info("The fast batch is not smaller than the standard batch, so the 'fast' mode is not faster "
                 "(speedup ≤ 1). Pick B_fast < B_std.")
     elif weights_fit and B_std_pick > b_max:
-        st.warning(f"The standard batch {B_std_pick:,.0f} does not fit in HBM at T = {tokens(T)} "
+        notices.warning(f"The standard batch {B_std_pick:,.0f} does not fit in HBM at T = {tokens(T)} "
                    f"(at most {b_max:,.0f} sequences on {C:g} chips).", icon="⚠️")
 
 # ---------------------------------------------------------------- the two-panel chart

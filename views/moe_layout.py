@@ -131,11 +131,13 @@ def moe_section() -> None:
     G = G_req
     E = m0.n_experts if ss["e"] == "model" else int(ss["e"])
     k = m0.experts_per_token if ss["k"] == "model" else int(ss["k"])
+    # conditional notices in one fixed slot: the elements below keep their place, so the charts keep their DOM nodes
+    notices = st.container()
     if k > E:
-        st.warning(f"k = {k} experts per token is more than E = {E} experts: using k = {E}.", icon="⚠️")
+        notices.warning(f"k = {k} experts per token is more than E = {E} experts: using k = {E}.", icon="⚠️")
         k = E
     if G > D and not bw_out:
-        st.warning(f"{hw.name} has no scale-out bandwidth figure in the presets, so an expert layer over "
+        notices.warning(f"{hw.name} has no scale-out bandwidth figure in the presets, so an expert layer over "
                    f"G = {G_req} GPUs (more than its scale-up domain of {D}) cannot be priced. "
                    f"Showing G = {D}, one domain.", icon="⚠️")
         G = D
@@ -166,7 +168,7 @@ def moe_section() -> None:
         bound_tw = str(bound_of(now.t_matmul_s, now.t_attn_s, t_w_touched, now.t_kv_s, now.t_comm_s, mode))
     tw = bool(ss["tw"]) and shaped
     if ss["tw"] and not shaped:
-        st.info(f"{m.name} has no expert width (moe_intermediate_size) in the presets: the touched-experts "
+        notices.info(f"{m.name} has no expert width (moe_intermediate_size) in the presets: the touched-experts "
                 "fetch cannot be computed; every weight is read every step.")
 
     ratio = bw_up / bw_out if bw_up and bw_out else None
@@ -210,11 +212,12 @@ def moe_section() -> None:
                        + (f"{bytes_(bw_out)}/s over the NIC. " if bw_out else "no scale-out figure. ")
                        + "The lecture: scale-out is ~8× slower."})]
     _metric_row(row2)
+    below = st.container()          # the same for the notes under the metrics
     if G > E:
-        st.caption(f"G = {G} is more than E = {E} routed experts: each GPU is counted as holding ⌈E/G⌉ = 1 "
+        below.caption(f"G = {G} is more than E = {E} routed experts: each GPU is counted as holding ⌈E/G⌉ = 1 "
                    "expert (in practice some would hold replicas or none).")
     if not bool(now.fits):
-        st.warning(f"At G = {G} the weights and KV cache ({bytes_(float(now.hbm_bytes_per_chip))} per GPU) do not "
+        below.warning(f"At G = {G} the weights and KV cache ({bytes_(float(now.hbm_bytes_per_chip))} per GPU) do not "
                    f"fit in {hw.name}'s {bytes_(hw.hbm_bytes)} of HBM: this layout is hypothetical.", icon="⚠️")
 
     # ---- equations with today's numbers
@@ -337,13 +340,14 @@ def tp_section(dense: bool) -> None:
                       "what the split saves. With MoE the experts are small, so DeepSeek-style serving uses expert "
                       "parallelism instead (lecture §2.10).")
     hop = float(ss["hop_us"]) * 1e-6
+    notices = st.container()        # one fixed slot for the notices (the charts below keep their place)
     if not bw_up or D < 2:
         st.info(f"{hw.name} has no scale-up links to split a layer over (domain {D}, "
                 f"bandwidth {bytes_(bw_up) + '/s' if bw_up else '—'}).")
         return
     G_tp = min(G_req, D)
     if G_req > D:
-        st.info(f"Tensor parallelism runs over the scale-up links: G = {G_req} is more than {hw.name}'s domain "
+        notices.info(f"Tensor parallelism runs over the scale-up links: G = {G_req} is more than {hw.name}'s domain "
                 f"of {D}, so this part shows G = {D}.")
     s = s0.with_(chips=G_tp)
     t_tp = float(cluster.tensor_parallel_allreduce_time(s, B, activation_bytes=ab, hop_latency_s=hop))

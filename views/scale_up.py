@@ -109,14 +109,16 @@ metrics.grid([     # four to a line: seven numbers in one row truncate on a lapt
            help="The smallest scale-up size whose HBM holds the weights plus the KV cache of B sequences at T."),
 ], columns=4)
 
+# conditional notices in one fixed slot: the elements below keep their place, so the charts keep their DOM nodes
+notices = st.container()
 if not fits_now:
     where = (f"the smallest scale-up size that holds them is **C = {c_min:,.0f}**" if np.isfinite(c_min) else
              f"not even **C = {grid[-1]:,.0f}** chips hold them: lower the batch or the context")
-    st.warning(f"At C = {C:g}, {model.name}'s weights plus the KV cache of B = {B:g} at T = {tokens(T)} need "
+    notices.warning(f"At C = {C:g}, {model.name}'s weights plus the KV cache of B = {B:g} at T = {tokens(T)} need "
                f"{bytes_(hbm_chip_now)} per chip, more than {hw.name}'s {bytes_(M)}: {where}. The numbers below are "
                "what the roofline would give if they fitted (greyed in the charts).", icon="⚠️")
 if n_max_now <= 0:
-    st.info(f"The KV cache alone — B = {B:g} sequences × {bytes_(kv_seq)} at T = {tokens(T)} = "
+    notices.info(f"The KV cache alone — B = {B:g} sequences × {bytes_(kv_seq)} at T = {tokens(T)} = "
             f"{bytes_(B * kv_seq)} — is more than C·M = {bytes_(cap_agg)}: no model of any size fits next to it.",
             icon="ℹ️")
 

@@ -1,0 +1,46 @@
+"""Where each chart sits in a page's element tree (AppTest), to check that dial moves keep it there."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from ui import live_chart
+
+
+def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
+    """{chart element id: its delta path} for the in-place chart elements on the page."""
+    out = {}
+
+    def walk(node, path):
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for i, child in children.items():
+                walk(child, (*path, i))
+        elif getattr(node, "type", None) == "bidi_component" and live_chart.is_chart(node.proto):
+            out[node.proto.id] = path
+
+    walk(at._tree, ())
+    return out
+
+
+def choice_options(key: str) -> list:
+    """The raw options of a URL-backed choice dial (ui.dials: its parser's text → option table)."""
+    from ui import dials
+    parse = dials.REGISTRY.dials[key].parse
+    table = next(c.cell_contents for c in parse.__closure__ or () if isinstance(c.cell_contents, dict))
+    return list(table.values())
+
+
+def dial_moves(at: AppTest) -> list[tuple[str, str, object]]:
+    """(where, key, value): each keyed slider of the page body and the sidebar's batch and context
+    sliders, at the ends of their ranges."""
+    moves = []
+    for where, root in (("main", at.main), ("sidebar", at.sidebar)):
+        for w in root.select_slider:
+            if w.key and not w.key.startswith("_") and (where == "main" or w.key in ("b", "ctx")):
+                options = choice_options(w.key)
+                moves += [(where, w.key, options[0]), (where, w.key, options[-1])]
+        for w in root.slider:
+            if w.key and where == "main":
+                moves += [(where, w.key, w.min), (where, w.key, w.max)]
+    return moves

@@ -1,0 +1,37 @@
+"""A dial move keeps every chart where it was in the page's element tree.
+
+Streamlit's frontend keeps an element's DOM node only while the element stays at the same place
+(delta path); a notice that appears above a chart moves the chart one place down, so its element
+is mounted anew and plotly draws it from scratch (`newPlot`) instead of `Plotly.react` — on the MoE
+page every move of G did that to all six charts.  Pages put their conditional notices in one
+fixed `st.container()` slot; this holds them to it for the ends of each page slider's range and
+the sidebar's batch and context (tests/chart_places.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.apptest_helpers import PAGES, app, assert_clean
+from tests.chart_places import chart_places, dial_moves
+
+CHART_PAGES = [p for p in PAGES if p != "custom"]
+
+
+@pytest.mark.parametrize("page", CHART_PAGES)
+def test_dial_moves_keep_every_chart_in_its_place(page):
+    at = app(page=page)
+    assert_clean(at)
+    base = chart_places(at)
+    assert base, f"/{page} draws no chart"
+    moves = dial_moves(at)
+    assert moves
+    for where, key, value in moves:
+        moved = app(page=page)
+        root = moved.main if where == "main" else moved.sidebar
+        widget = next(w for w in [*root.select_slider, *root.slider] if w.key == key)
+        widget.set_value(value).run()
+        assert_clean(moved)
+        now = chart_places(moved)
+        shifted = {k.rsplit("-", 1)[-1]: (base[k], now[k]) for k in base.keys() & now.keys() if base[k] != now[k]}
+        assert not shifted, f"/{page}, {key} = {value!r}: charts moved (path before, after): {shifted}"
