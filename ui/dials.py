@@ -25,6 +25,8 @@ from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 
 NOTICES_KEY = "_url_notices"
 SEEDED_KEY = "_url_seeded"
+SEEDED_DIALS_KEY = "_url_seeded_dials"   # one set, not a key per dial: Streamlit copies the whole session
+                                         # state once per widget call (`filtered_state`), so keys cost
 MAX_PARAM_CHARS = 64
 
 # Log-spaced choices (1-1.5-2-3-4-6-8 …) so sliders move in even ratios.
@@ -244,8 +246,9 @@ def _raw(key: str) -> str | None:
 def _seed_one(dial: Dial) -> None:
     if dial.key in st.session_state:
         return
-    raw = _raw(dial.key) if not st.session_state.get(SEEDED_KEY + dial.key) else None
-    st.session_state[SEEDED_KEY + dial.key] = True
+    seeded = st.session_state.setdefault(SEEDED_DIALS_KEY, set())
+    raw = _raw(dial.key) if dial.key not in seeded else None
+    seeded.add(dial.key)
     # Left out of the link, or not valid: the default of the link's version.
     default = LEGACY_DEFAULTS.get(link_version(), {}).get(dial.key, dial.default)
     value = default

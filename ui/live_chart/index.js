@@ -192,10 +192,14 @@ function setup(parentElement) {
       else root.requestFullscreen?.();
     },
   };
-  state.ro = new ResizeObserver(() => {
-    const w = root.clientWidth, h = root.clientHeight;
-    if (!state.Plotly || !gd._fullLayout || w === 0 || (w === state.width && h === state.height)) return;
+  // The box's size comes from the observer's own entry (measured after layout): reading clientWidth
+  // after each draw instead forced a layout per chart per move (≈3 ms each on the MoE page).
+  state.ro = new ResizeObserver(entries => {
+    const box = entries[entries.length - 1].contentRect;
+    const w = Math.round(box.width), h = Math.round(box.height);
+    if (w === state.width && h === state.height) return;
     state.width = w; state.height = h;
+    if (!state.Plotly || !gd._fullLayout || w === 0) return;   // not drawn yet: the first draw uses this size
     state.Plotly.Plots.resize(gd);
   });
   state.ro.observe(root);
@@ -279,7 +283,6 @@ async function drain(state) {
       state.next = null;
       try {
         await Plotly.react(state.gd, figure.data || [], figure.layout || {}, config);
-        state.width = state.root.clientWidth; state.height = state.root.clientHeight;
         state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
         state.root.querySelector(":scope > .stLiveChartError")?.remove();
       } catch (e) {
@@ -300,33 +303,57 @@ async function drain(state) {
   }
 }
 
+// The theme, read from the page's CSS variables once per flush of charts (not once per chart, and
+// not while React is still writing the run's elements: each getComputedStyle on a changed page makes
+// the browser recompute its styles).
+let themeCache = null;
+
+function currentTheme(el) {
+  if (!themeCache) {
+    const t = themeOf(el);
+    themeCache = { t, key: JSON.stringify(t) };
+    setTimeout(() => { themeCache = null; }, 0);
+  }
+  return themeCache;
+}
+
+// Parse the newest figure text and queue it for drawing, unless neither it nor the theme changed.
+function prepare(state) {
+  const text = state.incoming;
+  const { t, key } = currentTheme(state.root);
+  if (text === state.text && key === state.theme) return false;   // a rerun that left this figure as it was
+  state.text = text;
+  state.theme = key;
+  const msg = JSON.parse(replacePlaceholders(text, t));
+  const figure = themed(msg.figure || {}, t);
+  const layout = figure.layout;
+  state.figHeight = layout.height >= 10 ? layout.height : 450;
+  state.bg = t.bg;
+  delete layout.width;                  // the width is the container's (width="stretch")
+  layout.autosize = true;
+  if (document.fullscreenElement !== state.root && state.root.style.height !== `${state.figHeight}px`) {
+    state.root.style.height = `${state.figHeight}px`;
+    if (state.gd._fullLayout) state.height = state.figHeight;   // this draw takes the new height: no resize too
+  }
+  delete layout.height;                 // follow the root's height (fullscreen too)
+  if (state.next) stats.drawn += 1;     // the superseded figure is settled without drawing
+  stats.started += 1;
+  state.next = { figure, config: configOf(msg.config, state) };
+  return true;
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   const state = parentElement.__liveChart || (parentElement.__liveChart = setup(parentElement));
   if (data) {
     const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
-    let text = new TextDecoder().decode(bytes);
-    const t = themeOf(parentElement);
-    const theme = JSON.stringify(t);
-    // a rerun that left this figure (and the theme) as it was draws nothing
-    if (text !== state.text || theme !== state.theme) {
-      state.text = text;
-      state.theme = theme;
-      text = replacePlaceholders(text, t);
-      const msg = JSON.parse(text);
-      const figure = themed(msg.figure || {}, t);
-      const layout = figure.layout;
-      state.figHeight = layout.height >= 10 ? layout.height : 450;
-      state.bg = t.bg;
-      delete layout.width;                  // the width is the container's (width="stretch")
-      layout.autosize = true;
-      if (document.fullscreenElement !== state.root) state.root.style.height = `${state.figHeight}px`;
-      layout.height = undefined;            // follow the root's height (fullscreen too)
-      delete layout.height;
-      if (state.next) stats.drawn += 1;     // the superseded figure is settled without drawing
-      stats.started += 1;
-      state.next = { figure, config: configOf(msg.config, state) };
-      whenRunEnds(() => drain(state));
+    state.incoming = new TextDecoder().decode(bytes);
+    if (!state.queued) {
+      state.queued = true;
+      whenRunEnds(() => {
+        state.queued = false;
+        if (prepare(state)) drain(state);
+      });
     }
   }
   // Streamlit calls this on unmount; it may also call a superseded call's cleanup while the element
