@@ -187,6 +187,8 @@ def cost_optimal_size(target_loss, inference_tokens, *, c_pre: float = 6.0, c_in
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(iterations):
             mid = 0.5 * (lo + hi)
+            if np.all((mid == lo) | (mid == hi)):
+                break                # every bracket is two adjacent floats: further steps change nothing
             up = slope(np.exp(mid)) > 0
             hi = np.where(up, mid, hi)
             lo = np.where(up, lo, mid)
@@ -218,6 +220,8 @@ def params_for_loss_at_ratio(target_loss, tokens_per_param: float = 20.0, fit: d
     hi = np.full(L.shape, 30.0)
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
+        if np.all((mid == lo) | (mid == hi)):
+            break                    # every bracket is two adjacent floats: further steps change nothing
         n = 10.0 ** mid
         above = chinchilla_loss(n, tokens_per_param * n, fit) > L     # still too small
         lo = np.where(above, mid, lo)
