@@ -57,13 +57,34 @@ def st_latex_url() -> Iterator[str]:
         yield url
 
 
-def test_roofline_tex_st_falls_back_to_st_latex(chromium_browser, st_latex_url):
-    context = chromium_browser.new_context(viewport=VIEWPORT)
-    try:
-        page = context.new_page()
-        open_app(page, st_latex_url + "/kv-cache")
-        page.wait_for_function("() => document.querySelectorAll('[data-testid=stMarkdown] .katex-display').length > 0")
-        assert page.locator("[data-testid=stLiveTex]").count() == 0
-        assert not page_problems(page)
-    finally:
-        context.close()
+BOXES_JS = """() => [...document.querySelectorAll('.katex-display')].map(k => {
+  const r = k.getBoundingClientRect();
+  const c = k.closest('[data-testid=stElementContainer]').getBoundingClientRect();
+  return [Math.round(r.width), Math.round(r.height), Math.round(r.left), Math.round(c.height)];
+})"""
+
+
+@pytest.mark.parametrize("width", [VIEWPORT["width"], 390])
+def test_roofline_tex_st_falls_back_to_st_latex_and_both_lay_out_alike(chromium_browser, app_url, st_latex_url,
+                                                                       width):
+    """With ROOFLINE_TEX=st the page shows st.latex's equations; the element's equations take the same
+    boxes (width, height, left edge, and the element's height with its spacing) on a laptop and a phone."""
+    boxes = {}
+    for name, url in (("element", app_url), ("st.latex", st_latex_url)):
+        context = chromium_browser.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = context.new_page()
+            open_app(page, url + "/kv-cache")
+            if name == "element":
+                page.wait_for_function(RENDERED_JS)
+            else:
+                page.wait_for_function("() => document.querySelectorAll('[data-testid=stMarkdown] .katex-display')"
+                                       ".length > 0")
+                assert page.locator("[data-testid=stLiveTex]").count() == 0
+            assert not page_problems(page)
+            boxes[name] = page.evaluate(BOXES_JS)
+        finally:
+            context.close()
+    assert len(boxes["element"]) == len(boxes["st.latex"]) >= 1
+    for mine, theirs in zip(boxes["element"], boxes["st.latex"]):
+        assert all(abs(a - b) <= 1 for a, b in zip(mine, theirs)), boxes

@@ -44,7 +44,8 @@ _RULES = """
 /* ---- equations: never wider than their column ---- */
 .katex-display { overflow-x: auto; overflow-y: hidden; max-width: 100%; }
 /* the equation element (ui/live_tex.py) spaced as st.latex's markdown block, which ends 1rem short */
-.stLiveTex { margin-bottom: -1rem; }
+.stLiveTex { margin-bottom: -1rem; display: flex; justify-content: center; }   /* centred, shrink-wrapped */
+.stLiveTex > .katex-display { min-width: 0; }
 .stLiveTexSource { font-family: monospace; white-space: pre-wrap; margin-bottom: 0; }
 
 /* ---- metrics (ui/metrics.py): one grid element, st.metric's look ---- */
