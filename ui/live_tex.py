@@ -12,7 +12,8 @@ in the Dockerfile and in CI; `ui.deck.katex_dir()`, ROOFLINE_KATEX_DIR first), s
 itself through Streamlit's component asset route — never a CDN.  Its markup matches the KaTeX 0.16
 stylesheet and fonts that Streamlit's frontend already has on the page for `st.latex` (Streamlit
 1.67 renders st.latex with KaTeX 0.16.47; the KaTeX 0.18 module in its bundle does not match that
-stylesheet), so an equation reads as `st.latex`'s.  `latex()` falls back to `st.latex` (logged once
+stylesheet), so an equation reads as `st.latex`'s (a two-row `aligned` block stands 6 px taller,
+most likely 0.16.4 against 0.16.47).  `latex()` falls back to `st.latex` (logged once
 on stderr) when there is no KaTeX folder, `ROOFLINE_TEX=st` is set, or registration fails; the
 browser side shows the TeX source if the script fails to load.
 
