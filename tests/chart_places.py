@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from ui import live_chart
+from ui import dials, live_chart
 
 
 def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
@@ -23,14 +23,6 @@ def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def choice_options(key: str) -> list:
-    """The raw options of a URL-backed choice dial (ui.dials: its parser's text → option table)."""
-    from ui import dials
-    parse = dials.REGISTRY.dials[key].parse
-    table = next(c.cell_contents for c in parse.__closure__ or () if isinstance(c.cell_contents, dict))
-    return list(table.values())
-
-
 def dial_moves(at: AppTest) -> list[tuple[str, str, object]]:
     """(where, key, value): each keyed slider of the page body and the sidebar's batch and context
     sliders, at the ends of their ranges."""
@@ -38,7 +30,7 @@ def dial_moves(at: AppTest) -> list[tuple[str, str, object]]:
     for where, root in (("main", at.main), ("sidebar", at.sidebar)):
         for w in root.select_slider:
             if w.key and not w.key.startswith("_") and (where == "main" or w.key in ("b", "ctx")):
-                options = choice_options(w.key)
+                options = dials.REGISTRY.dials[w.key].options
                 moves += [(where, w.key, options[0]), (where, w.key, options[-1])]
         for w in root.slider:
             if w.key and where == "main":

@@ -54,6 +54,7 @@ class Dial:
     pages: tuple[str, ...] = ()       # () = a sidebar dial shown on every page
     max_chars: int = MAX_PARAM_CHARS  # longer URL values are rejected unread
     explain: bool = False             # say the parser's own reason in the notice
+    options: tuple = ()               # a choice dial's options, in order (() for number and flag dials)
 
 
 def _choice(options: list[Any]) -> Callable[[str], Any]:
@@ -99,7 +100,7 @@ def md_code(text: object) -> str:
 
 
 def choice_dial(key: str, options: list[Any], default: Any, pages: tuple[str, ...] = ()) -> Dial:
-    return Dial(key, default, _choice(options), str, _options_text(options), pages)
+    return Dial(key, default, _choice(options), str, _options_text(options), pages, options=tuple(options))
 
 
 def number_dial(key: str, lo: float, hi: float, default: Any, pages: tuple[str, ...] = (),

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex
 _mount = None
 _registered_on: Any = None
 _broken: str | None = None
-_seen: dict[int, tuple[Any, dict[str, int]]] = {}   # per session context: (this run's cursors, TeX → count)
+RUN_ATTR = "_roofline_tex_counts"    # on the session's script-run context: (this run's cursors, TeX → count)
 
 
 def _fail(reason: str) -> bool:
@@ -81,19 +82,21 @@ def enabled() -> bool:
 
 
 def _repeat_key(tex: str) -> str | None:
-    """None for the first time `tex` is drawn in this script run; else a key unique in the run."""
+    """None for the first time `tex` is drawn in this script run; else a key unique in the run.
+    The count lives on the session's own run context (it goes when the session goes) and starts afresh
+    with each run, which Streamlit gives a new `cursors` dict."""
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
     ctx = get_script_run_ctx()
     if ctx is None:
         return None
-    cursors, counts = _seen.get(id(ctx), (None, None))
-    if cursors is not ctx.cursors:              # a new run (Streamlit gives each run a new cursors dict)
+    cursors, counts = getattr(ctx, RUN_ATTR, (None, None))
+    if cursors is not ctx.cursors:
         counts = {}
-        _seen[id(ctx)] = (ctx.cursors, counts)
+        setattr(ctx, RUN_ATTR, (ctx.cursors, counts))
     n = counts.get(tex, 0)
     counts[tex] = n + 1
-    return None if n == 0 else f"tex-repeat-{n}-{abs(hash(tex))}"
+    return None if n == 0 else f"tex-repeat-{n}-{zlib.crc32(tex.encode()):08x}"
 
 
 def latex(body: Any) -> None:

@@ -165,21 +165,21 @@ st.markdown("**Where the KV read overtakes compute** (lecture §2.5, [01:32:52](
             f"{s.precision.compute}. How much that ratio moved from chip to chip is charted below.")
 if not windowed:
     latex(rf"T_c = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
-             rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
-             rf"{tex_int(tc['dense'])}\ \text{{tokens}}")
+          rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
+          rf"{tex_int(tc['dense'])}\ \text{{tokens}}")
 else:
     latex(rf"kv(T_c) = {tex_num(kv_tok, 'B')}\cdot T_c + {tex_num(kv.window_bytes_per_token, 'B')}\cdot"
-             rf"\min(T_c, {tex_int(kv.window_tokens)}) = \frac{{2\,N_a\cdot bw}}{{F}} = "
-             rf"{tex_num(2 * Na * bw / F, 'B')}\;\Rightarrow\; T_c = {tex_int(tc['dense'])}\ \text{{tokens}}")
+          rf"\min(T_c, {tex_int(kv.window_tokens)}) = \frac{{2\,N_a\cdot bw}}{{F}} = "
+          rf"{tex_num(2 * Na * bw / F, 'B')}\;\Rightarrow\; T_c = {tex_int(tc['dense'])}\ \text{{tokens}}")
 latex(rf"T_c^{{ref}} = \frac{{2 \times {params(na_ref)}}}{{(F/bw) \times kv^{{ref}}_{{tok}}}} = "
-         rf"\frac{{2 \times {params(na_ref)}}}{{{F / bw:,.0f} \times {tex_num(kv_ref.full_bytes_per_token, 'B')}}}"
-         rf" = {tex_int(tc_ref)}\ \text{{tokens}}\quad\text{{(the lecture's frontier model on this chip)}}")
+      rf"\frac{{2 \times {params(na_ref)}}}{{{F / bw:,.0f} \times {tex_num(kv_ref.full_bytes_per_token, 'B')}}}"
+      rf" = {tex_int(tc_ref)}\ \text{{tokens}}\quad\text{{(the lecture's frontier model on this chip)}}")
 if not windowed:
     latex(rf"T_c(f) = \frac{{T_c}}{{f}} = \frac{{{tex_int(tc['dense'])}}}{{{f_now:g}}} = {tex_int(tc['fraction'])}"
-             rf"\qquad T_c(\sqrt{{\ }}) = \frac{{T_c^2}}{{K}} = \frac{{{tex_int(tc['dense'])}^2}}{{{tex_int(knee)}}}"
-             rf" = {tex_int(tc['sqrt'])}" + (r"\ (T_c \le K\text{: every token read})" if tc["dense"] <= knee else ""))
+          rf"\qquad T_c(\sqrt{{\ }}) = \frac{{T_c^2}}{{K}} = \frac{{{tex_int(tc['dense'])}^2}}{{{tex_int(knee)}}}"
+          rf" = {tex_int(tc['sqrt'])}" + (r"\ (T_c \le K\text{: every token read})" if tc["dense"] <= knee else ""))
     latex(rf"T_w = \frac{{W}}{{B\cdot kv_{{tok}}}} = \frac{{{tex_num(W, 'B')}}}{{{B:g} \times "
-             rf"{tex_num(kv_tok, 'B')}}} = {tex_int(t_w)}\ \text{{tokens}}")
+          rf"{tex_num(kv_tok, 'B')}}} = {tex_int(t_w)}\ \text{{tokens}}")
 else:
     st.caption("Windowed layers add a fixed amount per sequence, so the sparse and weight crossovers have no "
                f"closed form here: the model solves kv(T) = target numerically (f = {f_now:g}: "

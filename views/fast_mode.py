@@ -168,18 +168,18 @@ notices = st.container()
 if ss["fm"] == "quote" and not solved:
     hint = next((h for k, h in HINT.items() if k in fm.reason), "") if weights_fit else ""
     notices.warning(f"No fast mode for {S:.3g}× speed at {Pm:.3g}× price on this system at T = {tokens(T)}: "
-               f"{fm.reason}. {hint}", icon="⚠️")
+                    f"{fm.reason}. {hint}", icon="⚠️")
 if not weights_fit:
     notices.warning(f"The weights ({bytes_(s.weight_bytes)}) do not fit in the HBM of C = {C:g} × "
-               f"{s.hardware.name} ({bytes_(C * s.hardware.hbm_bytes)}): every point below is hypothetical.",
-               icon="⚠️")
+                    f"{s.hardware.name} ({bytes_(C * s.hardware.hbm_bytes)}): every point below is hypothetical.",
+                    icon="⚠️")
 if ss["fm"] == "batches":
     if B_fast_pick >= B_std_pick:
         notices.info("The fast batch is not smaller than the standard batch, so the 'fast' mode is not faster "
-                "(speedup ≤ 1). Pick B_fast < B_std.")
+                     "(speedup ≤ 1). Pick B_fast < B_std.")
     elif weights_fit and B_std_pick > b_max:
         notices.warning(f"The standard batch {B_std_pick:,.0f} does not fit in HBM at T = {tokens(T)} "
-                   f"(at most {b_max:,.0f} sequences on {C:g} chips).", icon="⚠️")
+                        f"(at most {b_max:,.0f} sequences on {C:g} chips).", icon="⚠️")
 
 # ---------------------------------------------------------------- the two-panel chart
 points, ref_points = [], []
@@ -221,15 +221,15 @@ st.caption(f"Time per output token (left, or above) and cost per million output 
 # ---------------------------------------------------------------- the equations with today's numbers
 st.subheader("The equations, with today's numbers")
 latex(rf"B^* = \frac{{F\,W}}{{2\,N_a\,bw}} = \frac{{{tex_num(F, 'FLOP/s')} \times {tex_num(s.weight_bytes, 'B')}}}"
-         rf"{{2 \times {params(s.model.active_params)} \times {tex_num(bw, 'B/s')}}} = {_tex_n(b_star0)}"
-         r"\qquad\text{(balance batch, no KV)}")
+      rf"{{2 \times {params(s.model.active_params)} \times {tex_num(bw, 'B/s')}}} = {_tex_n(b_star0)}"
+      r"\qquad\text{(balance batch, no KV)}")
 if ss["fm"] == "quote":
     st.markdown("**No KV (the lecture's case).** The fast batch sits on the latency floor (weight-bound), the "
                 "standard batch on the compute line, so speed scales as $B_{std}/B^*$ and price as "
                 "$B^*/B_{fast}$:")
     bf0 = b_star0 / Pm
     latex(rf"B_{{std}} = S\cdot B^* = {S:.3g} \times {_tex_n(b_star0)} = {_tex_n(S * b_star0)},\qquad "
-             rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = \frac{{{_tex_n(b_star0)}}}{{{Pm:.3g}}} = {_tex_n(bf0)}")
+          rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = \frac{{{_tex_n(b_star0)}}}{{{Pm:.3g}}} = {_tex_n(bf0)}")
     if ref0 is not None and ref0.batch_standard is None:
         st.caption(f"Even without KV there is no such fast mode here: {ref0.reason}.")
     st.markdown(f"**With KV at T = {tokens(T)}** each sequence also reads kv(T) = {bytes_(kv_t)} per step, so "
@@ -241,8 +241,8 @@ if ss["fm"] == "quote":
            r"\tfrac{B\,kv(T)}{C\,bw}\Big)")
     if solved:
         latex(lhs + rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
-                 rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
-                 rf"B_{{fast}} = {_tex_n(fm.batch_fast)}")
+              rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
+              rf"B_{{fast}} = {_tex_n(fm.batch_fast)}")
     else:
         latex(lhs + r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
                        r"\;\Rightarrow\;\text{no solution}")
@@ -250,10 +250,10 @@ else:
     st.markdown(f"**Chosen batches at T = {tokens(T)}** (kv(T) = {bytes_(kv_t)} per sequence per step): the "
                 "speedup is the ratio of step times, the price multiple the ratio of step time per token.")
     latex(rf"S = \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = \frac{{{tex_num(fm.t_step_standard_s, 's')}}}"
-             rf"{{{tex_num(fm.t_step_fast_s, 's')}}} = {fm.speedup:.3g},\qquad "
-             rf"P_m = \frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = "
-             rf"\frac{{{tex_num(fm.t_step_fast_s, 's')}/{B_fast_pick:g}}}{{{tex_num(fm.t_step_standard_s, 's')}"
-             rf"/{B_std_pick:g}}} = {fm.price_multiple:.3g}")
+          rf"{{{tex_num(fm.t_step_fast_s, 's')}}} = {fm.speedup:.3g},\qquad "
+          rf"P_m = \frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = "
+          rf"\frac{{{tex_num(fm.t_step_fast_s, 's')}/{B_fast_pick:g}}}{{{tex_num(fm.t_step_standard_s, 's')}"
+          rf"/{B_std_pick:g}}} = {fm.price_multiple:.3g}")
 if not np.isfinite(b_star):
     st.caption(f"At T = {tokens(T)} the KV read per sequence ({bytes_(kv_t)}) costs more bandwidth time than its "
                "matmuls: decode is memory-bound at every batch (B*(T) = ∞).")

@@ -195,7 +195,7 @@ with left:
     lines = [rf"\text{{{label(t)}}}: &\ \frac{{{tex_num(t.capacity_bytes, 'B')}}}"
              rf"{{{tex_num(t.bandwidth_bytes_per_s, 'B/s')}}} = {tex_time(t.drain_s)}" for t in tiers]
     latex(r"\begin{aligned}t_{drain} &= \frac{\text{capacity}}{\text{bandwidth}}\\ " + r"\\ ".join(lines)
-             + r"\end{aligned}")
+          + r"\end{aligned}")
     with st.expander("Sources and dates of these figures"):
         for tier in tiers:
             st.markdown(f"**{tier.name}**")
@@ -247,9 +247,9 @@ else:
                 rf"\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.bandwidth_bytes_per_s, 'B/s')}}}\right)\times"
                 rf"{tex_usd(p_s)}/\text{{s}} = {tex_usd(tier_usd_now)}")
 latex(r"\begin{aligned}" + tier_tex + r"\text{ per token}\\ "
-         rf"c_{{re}} &= \frac{{2\,N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
-         rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times{tex_usd(hw.price_usd_per_hour / 3600.0)}/\text{{s}} = "
-         rf"{tex_usd(rec)}\text{{ per token}}\end{{aligned}}")
+      rf"c_{{re}} &= \frac{{2\,N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
+      rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times{tex_usd(hw.price_usd_per_hour / 3600.0)}/\text{{s}} = "
+      rf"{tex_usd(rec)}\text{{ per token}}\end{{aligned}}")
 
 provider = None
 refs = []
@@ -379,9 +379,9 @@ if list_req is not None:
                      help=f"{offer.name}: (1−h)·L at input, h·L at cache hit, O at output; write premiums left out."))
 metrics.grid(m3, columns=4)
 latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\big) + \text{{decode}}(O) + "
-         rf"h\,L\,c_{{\text{{{label(tb)}}}}}(t)\\ &= {tex_usd(float(cr.usd_prefill[-1]))} + "
-         rf"{tex_usd(float(cr.usd_decode[-1]))} + {h_now:.3g}\times{tex_int(L)}\times{tex_usd(tier_usd_now)}"
-         rf" = {tex_usd(now_total)}\end{{aligned}}")
+      rf"h\,L\,c_{{\text{{{label(tb)}}}}}(t)\\ &= {tex_usd(float(cr.usd_prefill[-1]))} + "
+      rf"{tex_usd(float(cr.usd_decode[-1]))} + {h_now:.3g}\times{tex_int(L)}\times{tex_usd(tier_usd_now)}"
+      rf" = {tex_usd(now_total)}\end{{aligned}}")
 fig = fig_tiers.request_vs_hit(HIT_GRID, parts, list_pct, h_now=h_now, total_now_pct=now_total / base_total * 100,
                                list_name=(offer.model or offer.name) if offer is not None else "",
                                title=f"Cost of a request against the hit rate (L = {tokens(L)}, O = "

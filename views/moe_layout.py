@@ -138,8 +138,8 @@ def moe_section() -> None:
         k = E
     if G > D and not bw_out:
         notices.warning(f"{hw.name} has no scale-out bandwidth figure in the presets, so an expert layer over "
-                   f"G = {G_req} GPUs (more than its scale-up domain of {D}) cannot be priced. "
-                   f"Showing G = {D}, one domain.", icon="⚠️")
+                        f"G = {G_req} GPUs (more than its scale-up domain of {D}) cannot be priced. "
+                        f"Showing G = {D}, one domain.", icon="⚠️")
         G = D
     changes: dict = {"chips": G}
     if E != m0.n_experts:
@@ -169,7 +169,7 @@ def moe_section() -> None:
     tw = bool(ss["tw"]) and shaped
     if ss["tw"] and not shaped:
         notices.info(f"{m.name} has no expert width (moe_intermediate_size) in the presets: the touched-experts "
-                "fetch cannot be computed; every weight is read every step.")
+                     "fetch cannot be computed; every weight is read every step.")
 
     ratio = bw_up / bw_out if bw_up and bw_out else None
     _metric_row([
@@ -215,37 +215,37 @@ def moe_section() -> None:
     below = st.container()          # the same for the notes under the metrics
     if G > E:
         below.caption(f"G = {G} is more than E = {E} routed experts: each GPU is counted as holding ⌈E/G⌉ = 1 "
-                   "expert (in practice some would hold replicas or none).")
+                      "expert (in practice some would hold replicas or none).")
     if not bool(now.fits):
         below.warning(f"At G = {G} the weights and KV cache ({bytes_(float(now.hbm_bytes_per_chip))} per GPU) do not "
-                   f"fit in {hw.name}'s {bytes_(hw.hbm_bytes)} of HBM: this layout is hypothetical.", icon="⚠️")
+                      f"fit in {hw.name}'s {bytes_(hw.hbm_bytes)} of HBM: this layout is hypothetical.", icon="⚠️")
 
     # ---- equations with today's numbers
     st.markdown("**Experts per GPU and the all-to-all.** Each token goes to its k experts and comes back "
                 "(dispatch + combine) on each of the L MoE layers; a token's experts sit on random GPUs, so "
                 "(min(G, D) − 1)/G of the traffic rides the scale-up links and max(G − D, 0)/G leaves the domain.")
     latex(rf"\text{{experts/GPU}} = \Big\lceil \frac{{E}}{{G}} \Big\rceil = \Big\lceil \frac{{{E}}}{{{G}}}"
-             rf" \Big\rceil = {per_gpu:g}")
+          rf" \Big\rceil = {per_gpu:g}")
     latex(rf"\text{{bytes/step}} = B\cdot 2\cdot k\cdot d\cdot a\cdot L = {tex_int(B)} \times 2 \times {k} "
-             rf"\times {tex_int(m.d_model)} \times {ab:g}\,\text{{B}} \times {L} = "
-             rf"{tex_num(float(at.bytes_per_step), 'B')}\quad(\div G = {tex_num(float(at.bytes_per_gpu), 'B')}"
-             r"\text{ per GPU})")
+          rf"\times {tex_int(m.d_model)} \times {ab:g}\,\text{{B}} \times {L} = "
+          rf"{tex_num(float(at.bytes_per_step), 'B')}\quad(\div G = {tex_num(float(at.bytes_per_gpu), 'B')}"
+          r"\text{ per GPU})")
     up_frac = rf"\frac{{{min(G, D) - 1}}}{{{G}}}"
     out_frac = rf"\frac{{{max(G - D, 0)}}}{{{G}}}"
     out_bw = tex_num(bw_out, "B/s") if bw_out else r"\text{—}"
     latex(r"\begin{aligned}"
-             rf"t_{{comm}} &= \max\Big(\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\min(G,D)-1}}{{G\cdot bw_{{up}}}},\ "
-             rf"\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\max(G-D,0)}}{{G\cdot bw_{{out}}}}\Big) \\ &= "
-             rf"\max\Big(\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {up_frac}}}{{{tex_num(bw_up, 'B/s')}}},\ "
-             rf"\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {out_frac}}}{{{out_bw}}}\Big) = "
-             rf"\max({_tex_s(float(at.t_scaleup_s))},\ {_tex_s(float(at.t_scaleout_s))}) = "
-             rf"{_tex_s(t_comm)}\end{{aligned}}")
+          rf"t_{{comm}} &= \max\Big(\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\min(G,D)-1}}{{G\cdot bw_{{up}}}},\ "
+          rf"\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\max(G-D,0)}}{{G\cdot bw_{{out}}}}\Big) \\ &= "
+          rf"\max\Big(\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {up_frac}}}{{{tex_num(bw_up, 'B/s')}}},\ "
+          rf"\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {out_frac}}}{{{out_bw}}}\Big) = "
+          rf"\max({_tex_s(float(at.t_scaleup_s))},\ {_tex_s(float(at.t_scaleout_s))}) = "
+          rf"{_tex_s(t_comm)}\end{{aligned}}")
     if tw:
         latex(_step_tex(now, t_comm, t_w_touched, t_step_tw)
-                 + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}")
+              + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}")
     else:
         latex(_step_tex(now, t_comm, float(now.t_weights_s), float(now.t_step_s))
-                 + r"\quad\text{(bound: " + str(now.bound) + ")}")
+              + r"\quad\text{(bound: " + str(now.bound) + ")}")
 
     # ---- chart 1: against G (one call each: moe_alltoall and decode_step over the G grid)
     g_hi = max(4 * D, 2 * E, G_req, 64)
@@ -293,18 +293,18 @@ def moe_section() -> None:
                 "tokens touch only some experts; with shared experts, dense layers and attention always read, "
                 "the busiest GPU — not the average one — sets the step.")
     latex(rf"E\Big(1-\big(1-\tfrac{{k}}{{E}}\big)^B\Big) = {E}\Big(1-\big(1-\tfrac{{{k}}}{{{E}}}\big)^"
-             rf"{{{tex_int(B)}}}\Big) = {distinct:.4g}\ \text{{distinct experts per layer}}")
+          rf"{{{tex_int(B)}}}\Big) = {distinct:.4g}\ \text{{distinct experts per layer}}")
     b_grid = np.unique(np.concatenate([np.geomspace(1, BATCH_OPTIONS[-1], 200), BATCH_OPTIONS, [B]]))
     distinct_b = cluster.expected_distinct_experts(E, k, b_grid)
     busiest_b = cluster.busiest_gpu_experts(E, k, b_grid, G)
     if shaped:
         per_expert, always = cluster.expert_bytes(m, s.precision.weight_bytes_per_param)
         latex(r"\begin{aligned}" rf"W_{{GPU}} &= \frac{{W_{{always}}}}{{G}} + "
-                 rf"W_{{expert}}\cdot\mathbb{{E}}\big[\max_g n_g\big] = "
-                 rf"\frac{{{tex_num(always, 'B')}}}{{{G}}} + {tex_num(per_expert, 'B')} \times {busiest:.3g} = "
-                 rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {_tex_s(t_w_touched)}"
-                 rf"\quad\Big(\text{{all: }}\frac{{W}}{{G\cdot bw}} = {_tex_s(float(now.t_weights_s))}\Big)"
-                 r"\end{aligned}")
+              rf"W_{{expert}}\cdot\mathbb{{E}}\big[\max_g n_g\big] = "
+              rf"\frac{{{tex_num(always, 'B')}}}{{{G}}} + {tex_num(per_expert, 'B')} \times {busiest:.3g} = "
+              rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {_tex_s(t_w_touched)}"
+              rf"\quad\Big(\text{{all: }}\frac{{W}}{{G\cdot bw}} = {_tex_s(float(now.t_weights_s))}\Big)"
+              r"\end{aligned}")
     c3, c4 = st.columns(2)
     with c3:
         fig = experts_touched_vs_batch(b_grid, distinct_b, E, busiest_b, per_gpu, b_now=B, b_even=E / k,
@@ -342,13 +342,13 @@ def tp_section(dense: bool) -> None:
     hop = float(ss["hop_us"]) * 1e-6
     notices = st.container()        # one fixed slot for the notices (the charts below keep their place)
     if not bw_up or D < 2:
-        st.info(f"{hw.name} has no scale-up links to split a layer over (domain {D}, "
-                f"bandwidth {bytes_(bw_up) + '/s' if bw_up else '—'}).")
+        notices.info(f"{hw.name} has no scale-up links to split a layer over (domain {D}, "
+                     f"bandwidth {bytes_(bw_up) + '/s' if bw_up else '—'}).")
         return
     G_tp = min(G_req, D)
     if G_req > D:
         notices.info(f"Tensor parallelism runs over the scale-up links: G = {G_req} is more than {hw.name}'s domain "
-                f"of {D}, so this part shows G = {D}.")
+                     f"of {D}, so this part shows G = {D}.")
     s = s0.with_(chips=G_tp)
     t_tp = float(cluster.tensor_parallel_allreduce_time(s, B, activation_bytes=ab, hop_latency_s=hop))
     now = decode_step(s, B, T, t_comm=t_tp)
@@ -378,12 +378,12 @@ def tp_section(dense: bool) -> None:
     ])
     L, d = s.model.n_layers, s.model.d_model
     latex(rf"t_{{TP}} = L\cdot 2\cdot\Big[\frac{{2(G-1)}}{{G}}\cdot\frac{{B\,d\,a}}{{bw_{{up}}}} + "
-             rf"2(G-1)\,t_{{hop}}\Big] = {L}\cdot 2\cdot\Big[\frac{{{2 * (G_tp - 1)}}}{{{G_tp}}}\cdot"
-             rf"\frac{{{tex_int(B)}\cdot {tex_int(d)}\cdot {ab:g}\,\text{{B}}}}{{{tex_num(bw_up, 'B/s')}}} + "
-             rf"{2 * (G_tp - 1)}\cdot {_tex_s(hop) if hop else '0'}\Big] = {_tex_s(t_tp)}")
+          rf"2(G-1)\,t_{{hop}}\Big] = {L}\cdot 2\cdot\Big[\frac{{{2 * (G_tp - 1)}}}{{{G_tp}}}\cdot"
+          rf"\frac{{{tex_int(B)}\cdot {tex_int(d)}\cdot {ab:g}\,\text{{B}}}}{{{tex_num(bw_up, 'B/s')}}} + "
+          rf"{2 * (G_tp - 1)}\cdot {_tex_s(hop) if hop else '0'}\Big] = {_tex_s(t_tp)}")
     if dense:
         latex(_step_tex(now, t_tp, float(now.t_weights_s), float(now.t_step_s))
-                 + r"\quad\text{(bound: " + str(now.bound) + ")}")
+              + r"\quad\text{(bound: " + str(now.bound) + ")}")
     c1, c2 = st.columns([1.5, 1])
     with c1:
         fig = tp_vs_gpus(g_grid, t_grid, sweep.t_weights_s[1], sweep.t_step_s[0], sweep.t_step_s[1], sweep.bound[1],

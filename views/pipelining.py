@@ -134,10 +134,10 @@ st.markdown(f"**Pipelining buys memory capacity, not bandwidth or latency.** One
 c1, c2 = st.columns(2)
 with c1:
     latex(rf"\begin{{aligned}}c_{{mem}} &= \frac{{W}}{{C\,P}} + \frac{{b\,kv(T)}}{{C}} = "
-             rf"\frac{{{tex_num(s.weight_bytes, 'B')}}}{{{C:g}\times{P}}} + "
-             rf"\frac{{{b:g}\times{tex_num(kv_now * C / b, 'B')}}}{{{C:g}}}\\ &= {tex_num(w_now, 'B')} + "
-             rf"{tex_num(kv_now, 'B')} = {tex_num(tot_now, 'B')}\\ &"
-             + (r"\le" if fits else r">") + rf"\ {tex_num(hw.hbm_bytes, 'B')}\ \text{{(HBM)}}\end{{aligned}}")
+          rf"\frac{{{tex_num(s.weight_bytes, 'B')}}}{{{C:g}\times{P}}} + "
+          rf"\frac{{{b:g}\times{tex_num(kv_now * C / b, 'B')}}}{{{C:g}}}\\ &= {tex_num(w_now, 'B')} + "
+          rf"{tex_num(kv_now, 'B')} = {tex_num(tot_now, 'B')}\\ &"
+          + (r"\le" if fits else r">") + rf"\ {tex_num(hw.hbm_bytes, 'B')}\ \text{{(HBM)}}\end{{aligned}}")
     bar_mask = np.isin(stages, BAR_STAGES) | (stages == P)
     fig = fig_pipeline.memory_bars(stages[bar_mask], pm.weight_bytes_per_chip[bar_mask] / 1e9,
                                    pm.kv_bytes_per_chip[bar_mask] / 1e9, hbm_gb=hw.hbm_bytes / 1e9, p_now=P,
@@ -148,9 +148,9 @@ with c1:
                "enough'; after that the KV dominates.")
 with c2:
     latex(rf"\begin{{aligned}}t_{{token}} &= t_{{step}} + P\cdot hop = {tex_time(t_step)} + {P}\times"
-             rf"{tex_time(hop_s) if hop_s else '0'} = {tex_time(lat_now)}\\ "
-             rf"\text{{tokens/s}} &= \frac{{P\,b}}{{t_{{token}}}} = \frac{{{P}\times{b:g}}}{{{tex_time(lat_now)}}} = "
-             rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}")
+          rf"{tex_time(hop_s) if hop_s else '0'} = {tex_time(lat_now)}\\ "
+          rf"\text{{tokens/s}} &= \frac{{P\,b}}{{t_{{token}}}} = \frac{{{P}\times{b:g}}}{{{tex_time(lat_now)}}} = "
+          rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}")
     fig = fig_pipeline.latency_vs_stages(stages, pm.latency_s * 1e3, t_step * 1e3, pm.tokens_per_s, p_now=P,
                                          latency_now_ms=lat_now * 1e3, tps_now=tps_now, hop_ms=hop_s * 1e3,
                                          title="Per-token latency and tokens/s against stages")
@@ -176,9 +176,9 @@ with c3:
             latex(r"P = 1:\ \text{one stage, no cut to check}")
         else:
             latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
-                     rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
-                     rf"&= {ratio_now:.3g}\ "
-                     + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
+                  rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
+                  rf"&= {ratio_now:.3g}\ "
+                  + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
         # Legend names short enough for a phone's width: the chip is named in the caption above.
         names = {"preset": f"chip: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s" if has_preset
                  else "", "1/8": "lecture: scale-out = 1/8"}
@@ -208,8 +208,8 @@ with c3:
         st.info(f"{model.name} has no layer count in the presets: the cut check needs it.", icon="ℹ️")
 with c4:
     latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
-             rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
-             r"\text{bubble}_{inference} &= 0\end{aligned}")
+          rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
+          r"\text{bubble}_{inference} &= 0\end{aligned}")
     st.caption(f"Inference has no bubble: P = {P} micro-batches of b = {b:g} are always in flight.")
     fig = fig_pipeline.bubble_vs_microbatches(m_grid, b_stages, bubble, p_now=P, m_now=m_now, bubble_now=bubble_now,
                                               title=f"Training bubble against micro-batches (P = {P})")

@@ -148,8 +148,8 @@ metrics.grid([
            help="The lecture: 'output tokens 3–5× more expensive than input; they run with 5×'."),
 ], columns=4)
 latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
-         rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
-         rf"\approx \frac{{1}}{{r}} = {eff:.3g}")
+      rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
+      rf"\approx \frac{{1}}{{r}} = {eff:.3g}")
 c1, c2 = st.columns([1, 1.6])
 with c1:
     st.markdown(
@@ -227,10 +227,10 @@ else:
     ], columns=4)
     f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
     latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
-             rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
-             rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
-             rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
-             rf"\times {kvh}\times {b_el:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}\end{{aligned}}")
+          rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
+          rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
+          rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
+          rf"\times {kvh}\times {b_el:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}\end{{aligned}}")
     c1, c2 = st.columns([1, 1.6])
     with c1:
         jumps = (f"input \\${tier.input_usd_per_mtok:g} → \\${tier.long_context_input_usd_per_mtok:g} "
@@ -300,10 +300,10 @@ metrics.grid([
 ], columns=4)
 if has_hit:
     latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
-             rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
-             rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
-             rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
-             rf"{tex_int(reload)}\times")
+          rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
+          rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
+          rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
+          rf"{tex_int(reload)}\times")
 c1, c2 = st.columns([1, 1.6])
 with c1:
     if has_hit:
@@ -350,8 +350,8 @@ if fast_offers:
     S, Pm = float(table.fast_speedup[i_f]), float(table.fast_price_multiple[i_f])
     b_std, b_fast = float(table.fast_batch_standard_over_balance[i_f]), float(table.fast_batch_fast_over_balance[i_f])
     latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
-             rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
-             rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
+          rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
+          rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
     st.markdown(
         f"From **{label(fo)}**: fast output \\${fo.fast_output_usd_per_mtok:g} vs "
         f"\\${fo.output_usd_per_mtok:g} per Mtok for up to {S:.3g}× output speed "

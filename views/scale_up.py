@@ -114,13 +114,13 @@ notices = st.container()
 if not fits_now:
     where = (f"the smallest scale-up size that holds them is **C = {c_min:,.0f}**" if np.isfinite(c_min) else
              f"not even **C = {grid[-1]:,.0f}** chips hold them: lower the batch or the context")
-    notices.warning(f"At C = {C:g}, {model.name}'s weights plus the KV cache of B = {B:g} at T = {tokens(T)} need "
-               f"{bytes_(hbm_chip_now)} per chip, more than {hw.name}'s {bytes_(M)}: {where}. The numbers below are "
-               "what the roofline would give if they fitted (greyed in the charts).", icon="⚠️")
+    notices.warning(f"At C = {C:g}, {model.name}'s weights plus the KV cache of B = {B:g} at T = {tokens(T)} "
+                    f"need {bytes_(hbm_chip_now)} per chip, more than {hw.name}'s {bytes_(M)}: {where}. The numbers "
+                    "below are what the roofline would give if they fitted (greyed in the charts).", icon="⚠️")
 if n_max_now <= 0:
     notices.info(f"The KV cache alone — B = {B:g} sequences × {bytes_(kv_seq)} at T = {tokens(T)} = "
-            f"{bytes_(B * kv_seq)} — is more than C·M = {bytes_(cap_agg)}: no model of any size fits next to it.",
-            icon="ℹ️")
+                 f"{bytes_(B * kv_seq)} — is more than C·M = {bytes_(cap_agg)}: no model of any size fits next to it.",
+                 icon="ℹ️")
 
 # ---------------------------------------------------------------- the equations, with today's numbers
 st.markdown(f"**What C = {C:g} chips in one scale-up domain buy** — every chip reads its share of the weights "
@@ -128,20 +128,20 @@ st.markdown(f"**What C = {C:g} chips in one scale-up domain buy** — every chip
 e1, e2 = st.columns(2)
 with e1:
     latex(rf"\begin{{aligned}}bw_{{agg}} &= C\cdot bw = {C:g}\times{tex_num(bw, 'B/s')} = "
-             rf"{tex_num(bw_agg, 'B/s')}\\[4pt] M_{{agg}} &= C\cdot M = {C:g}\times{tex_num(M, 'B')} = "
-             rf"{tex_num(cap_agg, 'B')}\\[4pt] t_{{floor}} &= \frac{{W}}{{C\cdot bw}} = \frac{{{tex_num(W, 'B')}}}"
-             rf"{{{tex_num(bw_agg, 'B/s')}}} = {tex_time(t_floor)}{STRUT}\end{{aligned}}")
+          rf"{tex_num(bw_agg, 'B/s')}\\[4pt] M_{{agg}} &= C\cdot M = {C:g}\times{tex_num(M, 'B')} = "
+          rf"{tex_num(cap_agg, 'B')}\\[4pt] t_{{floor}} &= \frac{{W}}{{C\cdot bw}} = \frac{{{tex_num(W, 'B')}}}"
+          rf"{{{tex_num(bw_agg, 'B/s')}}} = {tex_time(t_floor)}{STRUT}\end{{aligned}}")
 with e2:
     holds = n_max_now >= model.total_params
     latex(rf"\begin{{aligned}}N_{{max}} &= \frac{{C\cdot M - B\cdot kv(T)}}{{\text{{bytes/param}}}} = "
-             rf"\frac{{{tex_num(cap_agg, 'B')} - {B:g}\times{tex_bytes(kv_seq)}}}{{{bpp:g}\,\text{{B}}}}\\[6pt] &= "
-             + (rf"{params(n_max_now)}" if n_max_now > 0 else r"0\ \text{(the KV alone does not fit)}")
-             + (r"\ \ge\ " if holds else r"\ <\ ") + rf"{params(model.total_params)}\ \text{{({model.name})}}"
-             r"\end{aligned}")
+          rf"\frac{{{tex_num(cap_agg, 'B')} - {B:g}\times{tex_bytes(kv_seq)}}}{{{bpp:g}\,\text{{B}}}}\\[6pt] &= "
+          + (rf"{params(n_max_now)}" if n_max_now > 0 else r"0\ \text{(the KV alone does not fit)}")
+          + (r"\ \ge\ " if holds else r"\ <\ ") + rf"{params(model.total_params)}\ \text{{({model.name})}}"
+          r"\end{aligned}")
     latex(rf"\begin{{aligned}}\$/\text{{Mtok}} &= \frac{{C\cdot\text{{price}}}}{{3600}}\cdot\frac{{t_{{step}}}}{{B}}"
-             rf"\cdot 10^6\\[6pt] &= \frac{{{C:g}\times{tex_usd(price)}}}{{3600}}"
-             rf"\cdot\frac{{{tex_time(t_step)}}}{{{B:g}}}"
-             rf"\cdot 10^6 = {tex_usd(usd_now)}{STRUT}\end{{aligned}}")
+          rf"\cdot 10^6\\[6pt] &= \frac{{{C:g}\times{tex_usd(price)}}}{{3600}}"
+          rf"\cdot\frac{{{tex_time(t_step)}}}{{{B:g}}}"
+          rf"\cdot 10^6 = {tex_usd(usd_now)}{STRUT}\end{{aligned}}")
 
 # ---------------------------------------------------------------- row 1: latency and cost against C
 st.radio("Sweep curves", SU_OPTIONS, key="su", horizontal=True, persist_state="session",
@@ -243,11 +243,11 @@ with c4:
                "domain adds both." + ("" if all(fits3) else " ✗: weights + KV do not fit in HBM."))
 
 latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
-         rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
-         rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
-         rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
-         rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
-         rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}")
+      rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
+      rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
+      rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
+      rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
+      rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}")
 hopper, blackwell = hardware_presets()["h100"], hardware_presets()["gb200"]   # the lecture's 'Hopper → Blackwell'
 st.markdown(
     f"**The lecture's point** (§1.7): pipelining fixes capacity; scale-up size fixes bandwidth, and with it "

@@ -136,15 +136,15 @@ metrics.grid([    # two rows of four
 
 per_model = rate / models
 latex(rf"\begin{{aligned}}D_{{inf}} &= \frac{{R}}{{n}}\cdot \text{{days}}\cdot 86{{,}}400 = "
-         rf"\frac{{{tex_num(rate)}}}{{{models:g}}}\times {days:g}\times 86{{,}}400 = {tex_tok(d_inf)}"
-         r"\ \text{tokens}\\ "
-         rf"6\,D_{{pre}} &= c_{{RL}}\,\text{{ineff}}_{{RL}}\,D_{{RL}} = 2\,\text{{ineff}}_{{inf}}\,D_{{inf}}"
-         rf"\;\Rightarrow\; 6\,D_{{pre}} = {c_rl:g}\times{i_rl:g}\,D_{{RL}} = 2\times{i_inf:g}\times "
-         rf"{tex_tok(d_inf)}\\ "
-         rf"D_{{pre}} &= {tex_tok(d_pre)},\quad D_{{RL}} = {tex_tok(d_rl)}"
-         rf"\quad(D_{{pre}} = {d_pre / d_rl:.3g}\,D_{{RL}} = {d_pre / d_inf:.3g}\,D_{{inf}})\\ "
-         rf"\text{{over-training}} &= \frac{{D_{{pre}}}}{{20\,N_{{active}}}} = \frac{{{tex_tok(d_pre)}}}"
-         rf"{{20\times{params(na)}}} = {tex_factor(factor)}\times\end{{aligned}}")
+      rf"\frac{{{tex_num(rate)}}}{{{models:g}}}\times {days:g}\times 86{{,}}400 = {tex_tok(d_inf)}"
+      r"\ \text{tokens}\\ "
+      rf"6\,D_{{pre}} &= c_{{RL}}\,\text{{ineff}}_{{RL}}\,D_{{RL}} = 2\,\text{{ineff}}_{{inf}}\,D_{{inf}}"
+      rf"\;\Rightarrow\; 6\,D_{{pre}} = {c_rl:g}\times{i_rl:g}\,D_{{RL}} = 2\times{i_inf:g}\times "
+      rf"{tex_tok(d_inf)}\\ "
+      rf"D_{{pre}} &= {tex_tok(d_pre)},\quad D_{{RL}} = {tex_tok(d_rl)}"
+      rf"\quad(D_{{pre}} = {d_pre / d_rl:.3g}\,D_{{RL}} = {d_pre / d_inf:.3g}\,D_{{inf}})\\ "
+      rf"\text{{over-training}} &= \frac{{D_{{pre}}}}{{20\,N_{{active}}}} = \frac{{{tex_tok(d_pre)}}}"
+      rf"{{20\times{params(na)}}} = {tex_factor(factor)}\times\end{{aligned}}")
 st.caption(f"Pretraining alone, 6·N_active·D_pre = {number(c_each)} FLOP, is {number(chip_days)} chip-days of "
            f"{s.hardware.name} at {s.flops / 1e12:.4g} TFLOP/s effective (sidebar precision and MFU) — about "
            f"${number(usd_pre)} at ${s.hardware.price_usd_per_hour:.2f}/chip-hour; RL and inference cost the same "
@@ -247,12 +247,12 @@ def beyond_the_heuristic() -> None:
 
     r_opt = float(loss_term_ratio(n_opt, d_opt, fit))
     latex(rf"\begin{{aligned}}L(N, D) &= E + \frac{{A}}{{N^{{\alpha}}}} + \frac{{B}}{{D^{{\beta}}}} = {E:g} + "
-             rf"\frac{{{A:g}}}{{N^{{{al:g}}}}} + \frac{{{B:g}}}{{D^{{{be:g}}}}} = {target:.4g}\ \text{{nats/token}}\\ "
-             rf"\min_N\ &6\,N\,D(N) + 2\,\text{{ineff}}_{{inf}}\,N\,D_{{inf}}\ \Rightarrow\ "
-             rf"N^* = {params(n_opt)},\ D^* = {tex_tok(d_opt)}\\ "
-             rf"\frac{{C_{{inf}}}}{{C_{{pre}}}}\Big|_{{N^*}} &= \frac{{\alpha}}{{\beta}}\cdot"
-             rf"\frac{{A/N^{{*\alpha}}}}{{B/D^{{*\beta}}}} - 1 = \frac{{{al:g}}}{{{be:g}}}\times{r_opt:.3g} - 1 = "
-             rf"{(al / be) * r_opt - 1:.3g}\quad(\text{{equal costs}} \Leftrightarrow 1)\end{{aligned}}")
+          rf"\frac{{{A:g}}}{{N^{{{al:g}}}}} + \frac{{{B:g}}}{{D^{{{be:g}}}}} = {target:.4g}\ \text{{nats/token}}\\ "
+          rf"\min_N\ &6\,N\,D(N) + 2\,\text{{ineff}}_{{inf}}\,N\,D_{{inf}}\ \Rightarrow\ "
+          rf"N^* = {params(n_opt)},\ D^* = {tex_tok(d_opt)}\\ "
+          rf"\frac{{C_{{inf}}}}{{C_{{pre}}}}\Big|_{{N^*}} &= \frac{{\alpha}}{{\beta}}\cdot"
+          rf"\frac{{A/N^{{*\alpha}}}}{{B/D^{{*\beta}}}} - 1 = \frac{{{al:g}}}{{{be:g}}}\times{r_opt:.3g} - 1 = "
+          rf"{(al / be) * r_opt - 1:.3g}\quad(\text{{equal costs}} \Leftrightarrow 1)\end{{aligned}}")
     st.caption(f"Fit: {FIT_SOURCES[fit_key]}. The fit is for dense models trained on up to ~16B parameters and "
                "~500B tokens; here N is read as active parameters and the fit is extrapolated far beyond its data.")
 
