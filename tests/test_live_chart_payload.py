@@ -15,8 +15,9 @@ import plotly.io as pio
 import pytest
 
 from model import decode_step
+from tests.apptest_helpers import PAGES, app, assert_clean
 from ui import fig_kv, figures, live_chart
-from ui.plot import Spec
+from ui.plot import Spec, SpecFigure, as_plotly
 
 
 def reference(fig, config) -> dict:
@@ -76,3 +77,30 @@ def test_typed_arrays_are_base64_with_their_shape():
 def test_payload_refuses_what_json_cannot_hold(bad):
     with pytest.raises(TypeError):
         live_chart._leftover(bad)
+
+
+# ---------------------------------------------------------------- every chart the app draws
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_chart_of_every_page_sends_plotlys_json(page, monkeypatch):
+    """What each page's charts send is plotly's own JSON of the figure, and a figure that nothing read
+    as a go.Figure is sent straight from its dicts (no go.Figure built per chart per rerun)."""
+    real, sent = live_chart.payload, []
+
+    def spy(fig, config):
+        built = not isinstance(fig, SpecFigure) or fig.built
+        out = real(fig, config)
+        sent.append((fig, config, out, built))
+        return out
+
+    monkeypatch.setattr(live_chart, "payload", spy)
+    at = app(page=page)
+    assert_clean(at)
+    assert sent, f"/{page} drew no chart"
+    for fig, config, out, _ in sent:
+        ref = reference(as_plotly(fig), config)
+        ref["figure"].pop("frames", None)      # the walkthrough's scrub frames are for the deck export only
+        assert json.loads(out) == ref
+    from_dicts = [not built for *_, built in sent]
+    if page != "walkthrough":          # the walkthrough sizes its figure through go.Figure's layout
+        assert all(from_dicts), f"/{page}: {from_dicts.count(False)} of {len(sent)} figures built a go.Figure first"

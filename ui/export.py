@@ -21,6 +21,7 @@ import streamlit as st
 
 from . import live_chart
 from .figures import PLOTLY_CONFIG
+from .plot import as_plotly
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
@@ -98,7 +99,7 @@ def chart(fig: go.Figure, *, key: str, config: dict[str, Any] | None = None, **k
     fmt = st.session_state.get("img", "png")
     cfg = {**(config or {}), **image_config(fmt, key)}      # image_config holds PLOTLY_CONFIG
     if not live_chart.draw(fig, key=key, config=cfg):
-        st.plotly_chart(fig, key=key, config=cfg, **kwargs)
+        st.plotly_chart(as_plotly(fig), key=key, config=cfg, **kwargs)
     st.download_button("⬇ CSV", data=lambda: figure_csv(fig), file_name=f"{key}.csv", mime="text/csv",
                        key=f"{key}{CSV_SUFFIX}", on_click="ignore",
                        help="This chart's plotted points (trace, x, y) as CSV. The camera in the chart's "

@@ -94,13 +94,62 @@ class Spec:
         return self
 
     # -- the figure
-    def figure(self) -> go.Figure:
+    def figure(self) -> SpecFigure:
         layout = {"template": TEMPLATE, **self.layout}
         if self.shapes:
             layout["shapes"] = self.shapes
         if self.annotations:
             layout["annotations"] = self.annotations
-        return go.Figure(data=self.data, layout=layout, _validate=False)
+        return SpecFigure(self.data, layout)
+
+
+class SpecFigure:
+    """A figure as `Spec`'s plain dicts, read as a `go.Figure`: the `go.Figure` is built on first use
+    of any figure attribute (`fig.data`, `fig.layout`, `fig.to_dict()` …; built once, then every read
+    and write goes to it).
+
+    The chart element sends the dicts themselves (`ui.live_chart.payload`) while nothing has asked for
+    the `go.Figure`: building one costs ≈0.6 ms per chart even unvalidated (plotly deep-copies the
+    template and makes an object per trace), paid on every rerun for every chart; the CSV export
+    builds it only when clicked.  `tests/test_live_chart_payload.py` holds the dicts' JSON to
+    plotly's own for every chart of every page."""
+
+    __slots__ = ("_fig", "spec_data", "spec_layout")
+
+    def __init__(self, data: list[dict[str, Any]], layout: dict[str, Any]) -> None:
+        object.__setattr__(self, "spec_data", data)
+        object.__setattr__(self, "spec_layout", layout)
+        object.__setattr__(self, "_fig", None)
+
+    def build(self) -> go.Figure:
+        """A new `go.Figure` of these dicts."""
+        return go.Figure(data=self.spec_data, layout=self.spec_layout, _validate=False)
+
+    @property
+    def plotly(self) -> go.Figure:
+        """The `go.Figure`, built once."""
+        if self._fig is None:
+            object.__setattr__(self, "_fig", self.build())
+        return self._fig
+
+    @property
+    def built(self) -> bool:
+        """Whether the `go.Figure` exists (after which it, not the dicts, is the figure)."""
+        return self._fig is not None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.plotly, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.plotly, name, value)
+
+    def __repr__(self) -> str:
+        return f"SpecFigure({len(self.spec_data)} traces, built={self.built})"
+
+
+def as_plotly(fig: Any) -> go.Figure:
+    """A `go.Figure` for either kind of figure."""
+    return fig.plotly if isinstance(fig, SpecFigure) else fig
 
 
 def axis(title: str, *, log: bool = True, **props: Any) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""ui/coalesce.py: a script run's messages reach the event loop in order, with one wake-up per burst."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from streamlit.runtime.app_session import AppSession
+
+from ui import coalesce
+
+# Streamlit's own method (an AppTest run in this process may have patched the class already)
+STOCK = coalesce._stock or AppSession.__dict__["_call_soon_on_event_loop"]
+assert STOCK is not coalesce._call_soon_coalesced
+
+
+class FakeSession:
+    """What the patched method uses of an AppSession: its event loop."""
+
+    def __init__(self, loop):
+        self._event_loop = loop
+
+
+@pytest.fixture
+def patched(monkeypatch):
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.delenv(coalesce.ENV_SWITCH, raising=False)
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)   # restored after the test
+    assert coalesce.install()
+    return AppSession._call_soon_on_event_loop
+
+
+def _run_until(loop, done, timeout=5.0):
+    loop.run_until_complete(asyncio.wait_for(done, timeout))
+
+
+def test_install_patches_once_and_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.setenv(coalesce.ENV_SWITCH, "0")
+    assert not coalesce.install() and AppSession._call_soon_on_event_loop is STOCK
+    monkeypatch.delenv(coalesce.ENV_SWITCH)
+    assert coalesce.install() and coalesce.install()
+    assert AppSession._call_soon_on_event_loop is coalesce._call_soon_coalesced
+
+
+def test_a_streamlit_without_the_method_runs_stock(monkeypatch):
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.delenv(coalesce.ENV_SWITCH, raising=False)
+    monkeypatch.delattr(AppSession, "_call_soon_on_event_loop")
+    assert not coalesce.install()
+    assert not hasattr(AppSession, "_call_soon_on_event_loop")
+
+
+def test_callbacks_from_the_script_thread_run_in_order_with_one_wake_up(patched):
+    loop = asyncio.new_event_loop()
+    try:
+        session, ran, wakes = FakeSession(loop), [], []
+        stock_wake = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda cb, *a: (wakes.append(1), stock_wake(cb, *a))[1]
+        done = loop.create_future()
+
+        def script_thread():     # a run's 200 messages, sent while the loop is not yet running
+            for i in range(200):
+                patched(session, lambda i=i: ran.append(i))
+            patched(session, lambda: done.set_result(True))
+
+        t = threading.Thread(target=script_thread)
+        t.start()
+        t.join()
+        _run_until(loop, done)
+        assert ran == list(range(200))
+        assert len(wakes) == 1                       # stock: 201
+        patched(session, lambda: ran.append("next"))  # the queue emptied: the next message wakes it again
+        loop.run_until_complete(asyncio.sleep(0.01))
+        assert ran[-1] == "next" and len(wakes) == 2
+    finally:
+        loop.close()
+
+
+def test_messages_sent_while_the_loop_drains_are_not_lost(patched):
+    loop = asyncio.new_event_loop()
+    try:
+        session, ran = FakeSession(loop), []
+        done = loop.create_future()
+        n = 2000
+
+        def script_thread():
+            for i in range(n):
+                patched(session, lambda i=i: ran.append(i))
+            patched(session, lambda: done.set_result(True))
+
+        t = threading.Thread(target=script_thread)
+        loop.call_soon(t.start)           # the loop drains while the thread still sends
+        _run_until(loop, done)
+        t.join()
+        assert ran == list(range(n))
+    finally:
+        loop.close()
+
+
+def test_a_failing_callback_is_reported_and_the_rest_still_run(patched):
+    loop = asyncio.new_event_loop()
+    try:
+        session, ran, reported = FakeSession(loop), [], []
+        loop.set_exception_handler(lambda _loop, ctx: reported.append(ctx["exception"]))
+        done = loop.create_future()
+        patched(session, lambda: ran.append(1))
+        patched(session, lambda: 1 / 0)
+        patched(session, lambda: ran.append(3))
+        patched(session, lambda: done.set_result(True))
+        _run_until(loop, done)
+        assert ran == [1, 3]
+        assert len(reported) == 1 and isinstance(reported[0], ZeroDivisionError)
+    finally:
+        loop.close()
