@@ -35,6 +35,28 @@ def _run_until(loop, done, timeout=5.0):
     loop.run_until_complete(asyncio.wait_for(done, timeout))
 
 
+@pytest.mark.parametrize("delay_ms", ["0", "2"])
+def test_both_drains_keep_order(delay_ms, monkeypatch):
+    """With the 2 ms gather and without it (ROOFLINE_COALESCE_MS=0)."""
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.setattr(coalesce, "_delay_s", coalesce._delay_s)     # restored after the test
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
+    monkeypatch.setenv(coalesce.ENV_DELAY, delay_ms)
+    assert coalesce.install() and coalesce._delay_s == float(delay_ms) / 1e3
+    loop = asyncio.new_event_loop()
+    try:
+        session, ran, done = FakeSession(loop), [], loop.create_future()
+        t = threading.Thread(target=lambda: [AppSession._call_soon_on_event_loop(session, lambda i=i: ran.append(i))
+                                             for i in range(500)] + [AppSession._call_soon_on_event_loop(
+                                                 session, lambda: done.set_result(True))])
+        loop.call_soon(t.start)
+        _run_until(loop, done)
+        t.join()
+        assert ran == list(range(500))
+    finally:
+        loop.close()
+
+
 def test_install_patches_once_and_can_be_turned_off(monkeypatch):
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
     monkeypatch.setattr(coalesce, "_installed", False)
@@ -72,9 +94,10 @@ def test_callbacks_from_the_script_thread_run_in_order_with_one_wake_up(patched)
         _run_until(loop, done)
         assert ran == list(range(200))
         assert len(wakes) == 1                       # stock: 201
-        patched(session, lambda: ran.append("next"))  # the queue emptied: the next message wakes it again
-        loop.run_until_complete(asyncio.sleep(0.01))
-        assert ran[-1] == "next" and len(wakes) == 2
+        again = loop.create_future()
+        patched(session, lambda: again.set_result(True))   # the queue emptied: the next message wakes it again
+        _run_until(loop, again)
+        assert len(wakes) == 2
     finally:
         loop.close()
 
