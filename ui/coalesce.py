@@ -7,15 +7,20 @@ handle one message, so a run of ~60 elements (a sidebar move on the Batch page) 
 hand-offs in its wall time (py-spy: ≈13 ms of a Fast-mode rerun in `_write_to_self`).
 
 `install()` replaces that method on `AppSession` with one that queues the callback and wakes the
-loop only when the queue was empty; the woken loop lets the burst gather for 2 ms
+loop only when the queue was empty; the woken loop lets the burst gather for 10 ms
 (`ROOFLINE_COALESCE_MS`), then runs every queued callback, in order.  Same callbacks, same order,
-same thread; at most one wake-up per 2 ms instead of one per element.  A callback that raises is
-reported to the loop's exception handler (as asyncio does) and the rest still run.
+same thread; at most one wake-up per 10 ms instead of one per element (a 30 ms rerun: about three).
+A callback that raises is reported to the loop's exception handler (as asyncio does) and the rest
+still run.  The browser gets the run's elements in a few batches instead of one by one; a rerun's
+first element reaches it at most 10 ms later.
 
-Measured with bench/profile_move.py, 4 interleaved rounds of 16 moves (README): Batch (sidebar
-Batch) 30.9 → 25.6 ms server CPU per move and last chart 198 → 191 ms; Fast mode (sidebar Context)
-49.1 → 41.1 ms and 323 → 294 ms.  Waking per burst without the 2 ms gather bought less (30.3 and
-47.8 ms): the loop drained each message as soon as it came.
+Measured with bench/profile_move.py (README; this VM's speed drifts by 20-30 % between runs, so only
+variants measured in one run compare): waking once per burst with a 2 ms gather against stock,
+4 rounds of 16 moves: Batch (sidebar Batch) 30.9 → 25.6 ms server CPU per move and last chart
+198 → 191 ms, Fast mode (sidebar Context) 49.1 → 41.1 ms and 323 → 294 ms; waking per burst
+without a gather bought little (30.3 and 47.8 ms).  Then 2 / 5 / 10 ms gathers on Batch, 3 rounds:
+36.3 / 33.5 / 31.0 ms and 264 / 232 / 230 ms; on Fast mode 10 ms against 2 ms: 52.7 against 53.5 ms,
+last chart within noise.
 
 If Streamlit's internals moved (no such method), nothing is patched and the app runs as stock.
 `ROOFLINE_COALESCE=0` leaves it stock too, so bench/profile_move.py can measure what it buys.
@@ -31,7 +36,7 @@ from typing import Any
 
 ENV_SWITCH = "ROOFLINE_COALESCE"    # "0": Streamlit's own one-wake-up-per-message
 ENV_DELAY = "ROOFLINE_COALESCE_MS"  # how long a woken loop lets a burst gather before it drains
-DEFAULT_DELAY_MS = 2.0
+DEFAULT_DELAY_MS = 10.0
 _installed = False
 _delay_s = DEFAULT_DELAY_MS / 1e3
 
