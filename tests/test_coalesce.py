@@ -138,3 +138,44 @@ def test_a_failing_callback_is_reported_and_the_rest_still_run(patched):
         assert len(reported) == 1 and isinstance(reported[0], ZeroDivisionError)
     finally:
         loop.close()
+
+
+def test_a_request_from_the_browser_runs_the_queued_events_first(patched):
+    """handle_backmsg (and request_rerun) see the session as stock Streamlit would: the run's events
+    that were queued before the request have been handled."""
+    loop = asyncio.new_event_loop()
+    try:
+        session, order = FakeSession(loop), []
+        assert all(hasattr(getattr(AppSession, n), "_roofline_stock") for n in coalesce.BROWSER_ENTRY_POINTS)
+        recorded = coalesce._drain_first(lambda self, msg: order.append(("backmsg", msg)))
+        for i in range(3):
+            patched(session, lambda i=i: order.append(("event", i)))
+        recorded(session, "rerun")                    # on the loop thread, before the gather is over
+        assert order == [("event", 0), ("event", 1), ("event", 2), ("backmsg", "rerun")]
+        done = loop.create_future()
+        patched(session, lambda: done.set_result(True))  # the due drain still runs (and finds little)
+        _run_until(loop, done)
+        assert order[-1] == ("backmsg", "rerun")
+    finally:
+        loop.close()
+
+
+def test_a_callback_that_reenters_does_not_run_twice(patched):
+    loop = asyncio.new_event_loop()
+    try:
+        session, ran, done = FakeSession(loop), [], loop.create_future()
+        reenter = coalesce._drain_first(lambda self: ran.append("request"))
+        patched(session, lambda: (ran.append(0), reenter(session)))
+        patched(session, lambda: ran.append(1))
+        patched(session, lambda: done.set_result(True))
+        _run_until(loop, done)
+        assert ran == [0, "request", 1]
+    finally:
+        loop.close()
+
+
+def test_the_entry_points_are_wrapped_once():
+    for name in coalesce.BROWSER_ENTRY_POINTS:
+        entry = getattr(AppSession, name)
+        if coalesce._installed:
+            assert hasattr(entry, "_roofline_stock") and not hasattr(entry._roofline_stock, "_roofline_stock")

@@ -14,6 +14,15 @@ A callback that raises is reported to the loop's exception handler (as asyncio d
 still run.  The browser gets the run's elements in a few batches instead of one by one; a rerun's
 first element reaches it at most 10 ms later.
 
+Order against the browser's requests: in stock Streamlit a run's events, scheduled as they happen,
+are handled before a request from the browser that arrives later.  Here they may still be queued, so
+the session's entry points for the browser's messages (`handle_backmsg`, `handle_backmsg_exception`,
+`request_rerun`) first run what is queued.  Without that, a rerun request landing in the gather
+after a run had finished found its runner stopped, started a new one, and the session then ignored
+the finished run's queued events (its last elements and script_finished) as coming from a runner no
+longer current; bench_load's replica run showed one session whose restored view disagreed with its
+in-flight move.
+
 Measured with bench/profile_move.py (README; this VM's speed drifts by 20-30 % between runs, so only
 variants measured in one run compare): waking once per burst with a 2 ms gather against stock,
 4 rounds of 16 moves: Batch (sidebar Batch) 30.9 → 25.6 ms server CPU per move and last chart
@@ -41,34 +50,80 @@ _installed = False
 _delay_s = DEFAULT_DELAY_MS / 1e3
 
 
+class _Pending:
+    """One session's callbacks waiting for the event loop."""
+
+    __slots__ = ("draining", "lock", "queue", "scheduled")
+
+    def __init__(self) -> None:
+        self.queue: collections.deque[Callable[[], None]] = collections.deque()
+        self.lock = threading.Lock()
+        self.scheduled = False          # a drain is due on the loop (woken, or gathering)
+        self.draining = False           # the loop thread is inside drain() right now
+
+
+def _pending(session: Any) -> _Pending:
+    p = session.__dict__.get("_roofline_coalesce")
+    if p is None:
+        p = session.__dict__.setdefault("_roofline_coalesce", _Pending())
+    return p
+
+
 def _call_soon_coalesced(self: Any, callback: Callable[[], None]) -> None:
-    state = self.__dict__.get("_roofline_coalesce")
-    if state is None:
-        state = self.__dict__.setdefault("_roofline_coalesce", (collections.deque(), threading.Lock()))
-    queue, lock = state
-    with lock:
-        queue.append(callback)
-        wake = len(queue) == 1           # the loop drains everything queued before it runs
+    p = _pending(self)
+    with p.lock:
+        p.queue.append(callback)
+        wake = not p.scheduled          # else the drain that is due runs this one too
+        p.scheduled = True
     if wake:
         if _delay_s > 0:
-            _stock(self, lambda: self._event_loop.call_later(_delay_s, _drain, self, queue, lock))
+            _stock(self, lambda: self._event_loop.call_later(_delay_s, _drain, self, p, True))
         else:
-            _stock(self, lambda: _drain(self, queue, lock))
+            _stock(self, lambda: _drain(self, p, True))
 
 
-def _drain(self: Any, queue: collections.deque, lock: threading.Lock) -> None:
-    while True:
-        with lock:
-            if not queue:
-                return
-            callback = queue[0]
-        try:
-            callback()
-        except Exception as exc:        # as asyncio's Handle._run: report, go on
-            self._event_loop.call_exception_handler({"message": "Exception in a coalesced callback",
-                                                     "exception": exc})
-        with lock:
-            queue.popleft()             # removed after it ran: a new callback meanwhile finds the queue non-empty
+def _drain(self: Any, p: _Pending, due: bool) -> None:
+    """Run the queued callbacks, in order, on the loop thread.  `due`: the scheduled drain (which
+    clears `scheduled` once the queue is empty); else a drain ahead of a request from the browser."""
+    if p.draining:                      # a callback led back here: the outer drain goes on in order
+        return
+    p.draining = True
+    try:
+        while True:
+            with p.lock:
+                if not p.queue:
+                    if due:
+                        p.scheduled = False
+                    return
+                callback = p.queue.popleft()
+            try:
+                callback()
+            except Exception as exc:    # as asyncio's Handle._run: report, go on
+                self._event_loop.call_exception_handler({"message": "Exception in a coalesced callback",
+                                                         "exception": exc})
+    finally:
+        p.draining = False
+
+
+def _drain_first(stock: Callable[..., Any]) -> Callable[..., Any]:
+    """`stock` (an AppSession method the loop thread calls for the browser) after the session's
+    queued script-run events: Streamlit handles those before a later request (in stock order), e.g.
+    a finished run's last messages and its script_finished before a rerun request, which otherwise
+    would find the old runner stopped, start a new one, and make the session ignore the old run's
+    queued events as coming from a runner that is no longer current."""
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        p = self.__dict__.get("_roofline_coalesce")
+        if p is not None and p.queue:
+            _drain(self, p, False)
+        return stock(self, *args, **kwargs)
+
+    method._roofline_stock = stock      # type: ignore[attr-defined]
+    method.__name__ = getattr(stock, "__name__", "method")
+    method.__doc__ = getattr(stock, "__doc__", None)
+    return method
+
+
+BROWSER_ENTRY_POINTS = ("handle_backmsg", "handle_backmsg_exception", "request_rerun")
 
 
 _stock: Callable[[Any, Callable[[], None]], None] | None = None    # Streamlit's own method
@@ -96,6 +151,10 @@ def install() -> bool:
     if not callable(stock):
         return False
     _stock = stock
+    for name in BROWSER_ENTRY_POINTS:
+        entry = getattr(AppSession, name, None)
+        if callable(entry) and not hasattr(entry, "_roofline_stock"):
+            setattr(AppSession, name, _drain_first(entry))
     AppSession._call_soon_on_event_loop = _call_soon_coalesced
     _installed = True
     return True
