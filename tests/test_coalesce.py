@@ -32,7 +32,21 @@ def patched(monkeypatch):
 
 
 def _run_until(loop, done, timeout=5.0):
-    loop.run_until_complete(asyncio.wait_for(done, timeout))
+    """Run `loop` until `done`, in a thread of its own: a Playwright test earlier in this worker may
+    have left an event loop running in the main thread."""
+    errors = []
+
+    def target():
+        try:
+            loop.run_until_complete(asyncio.wait_for(done, timeout))
+        except BaseException as e:      # re-raised in the test's thread
+            errors.append(e)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join(timeout + 5)
+    if errors:
+        raise errors[0]
 
 
 @pytest.mark.parametrize("delay_ms", ["0", "2"])
