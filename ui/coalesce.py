@@ -20,8 +20,9 @@ the session's entry points for the browser's messages (`handle_backmsg`, `handle
 `request_rerun`) first run what is queued.  Without that, a rerun request landing in the gather
 after a run had finished found its runner stopped, started a new one, and the session then ignored
 the finished run's queued events (its last elements and script_finished) as coming from a runner no
-longer current; bench_load's replica run showed one session whose restored view disagreed with its
-in-flight move.
+longer current.  (Found by reading Streamlit's code while looking into a bench_load replica run in
+which one session's restored view disagreed with the bench's expectation; that run was not shown to
+be this case, and it did not recur.)
 
 Measured with bench/profile_move.py (README; this VM's speed drifts by 20-30 % between runs, so only
 variants measured in one run compare): waking once per burst with a 2 ms gather against stock,
