@@ -188,8 +188,10 @@ def test_a_callback_that_reenters_does_not_run_twice(patched):
         loop.close()
 
 
-def test_the_entry_points_are_wrapped_once():
+def test_the_entry_points_are_wrapped_once(patched, monkeypatch):
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
+    assert coalesce.install()                       # a second install finds them wrapped already
     for name in coalesce.BROWSER_ENTRY_POINTS:
         entry = getattr(AppSession, name)
-        if coalesce._installed:
-            assert hasattr(entry, "_roofline_stock") and not hasattr(entry._roofline_stock, "_roofline_stock")
+        assert hasattr(entry, "_roofline_stock") and not hasattr(entry._roofline_stock, "_roofline_stock")

@@ -39,6 +39,7 @@ If Streamlit's internals moved (no such method), nothing is patched and the app 
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -112,6 +113,7 @@ def _drain_first(stock: Callable[..., Any]) -> Callable[..., Any]:
     a finished run's last messages and its script_finished before a rerun request, which otherwise
     would find the old runner stopped, start a new one, and make the session ignore the old run's
     queued events as coming from a runner that is no longer current."""
+    @functools.wraps(stock)
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
         p = self.__dict__.get("_roofline_coalesce")
         if p is not None and p.queue:
@@ -119,8 +121,6 @@ def _drain_first(stock: Callable[..., Any]) -> Callable[..., Any]:
         return stock(self, *args, **kwargs)
 
     method._roofline_stock = stock      # type: ignore[attr-defined]
-    method.__name__ = getattr(stock, "__name__", "method")
-    method.__doc__ = getattr(stock, "__doc__", None)
     return method
 
 

@@ -152,6 +152,15 @@ def as_plotly(fig: Any) -> go.Figure:
     return fig.plotly if isinstance(fig, SpecFigure) else fig
 
 
+def figure_dicts(fig: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(data, layout) as plain dicts, without building a `go.Figure` that does not exist yet: a
+    `SpecFigure`'s own dicts, else the `go.Figure`'s (plotly's `_data` / `_layout`)."""
+    if isinstance(fig, SpecFigure) and not fig.built:
+        return fig.spec_data, fig.spec_layout
+    fig = as_plotly(fig)
+    return fig._data, fig._layout
+
+
 def axis(title: str, *, log: bool = True, **props: Any) -> dict[str, Any]:
     """An axis dict with a titled, readable, gridded axis."""
     out = {"title": {"text": title, "font": {"size": FONT_SIZE}}, "type": "log" if log else "linear",
