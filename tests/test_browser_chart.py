@@ -147,6 +147,50 @@ def test_the_modebar_camera_saves_the_sidebars_image_format(app_page, app_url):
     assert png["format"] == "png" and png["scale"] == 3, png
 
 
+def test_switching_the_image_format_reaches_the_charts_without_a_newplot(app_page, app_url):
+    """The element hands plotly the config only when it changed: switching the sidebar's Export
+    format mid-session must still reach every chart's modebar, and a later dial move (same config)
+    must keep it."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/batch")
+    fmt = f"() => {PLOTS}.map(g => g._context.toImageButtonOptions.format)"
+    assert set(page.evaluate(fmt)) == {"png"}
+    side = page.get_by_test_id("stSidebar")
+    side.get_by_text("Export", exact=True).click()
+    side.get_by_text("SVG (vector)").click()
+    page.wait_for_function(f"() => ({fmt})().every(f => f === 'svg')")
+    thumb = slider_thumb(page, "Batch")
+    arm_plot_observer(page)
+    press_and_time(page, thumb, "ArrowRight")
+    page.wait_for_function(SETTLED_JS)
+    assert set(page.evaluate(fmt)) == {"svg"}, "a dial move after the switch lost the format"
+    watch.assert_clean(page, "/batch, format switched")
+
+
+def test_the_cached_schema_walk_agrees_with_plotlys_on_every_trace(app_page, app_url):
+    """ui/live_chart/index.js caches plotly's per-type schema crawl (PlotSchema.findArrayAttributes):
+    on pages with scatter, bar and heatmap traces, its answer for every drawn trace is plotly's own."""
+    page = app_page
+    seen = set()
+    for path in ("/kv-cache", "/moe", "/pipeline"):
+        _open(page, app_url + path)
+        out = page.evaluate(f"""() => {{
+          const PS = window.Plotly.PlotSchema, orig = PS.__rooflineOriginal;
+          if (!orig) return null;
+          const rows = [];
+          for (const g of {PLOTS}) for (const t of g._fullData)
+            rows.push([t.type, JSON.stringify(orig.call(PS, t)), JSON.stringify(PS.findArrayAttributes(t))]);
+          return rows;
+        }}""")
+        assert out, f"{path}: the schema cache is not installed"
+        seen |= {t for t, _, _ in out}
+        bad = [r for r in out if r[1] != r[2]]
+        assert not bad, f"{path}: cached walk differs: {bad[:3]}"
+        assert any(json.loads(r[1]) for r in out), "no trace had array attributes: the check compared nothing"
+    assert {"scatter", "bar", "heatmap"} <= seen, seen
+
+
 def _widths(page) -> list[tuple[float, float]]:
     """Each chart's (drawn width, its box's width) in px."""
     return page.evaluate(f"() => {PLOTS}.map(g => [g._fullLayout.width, g.parentElement.clientWidth])")

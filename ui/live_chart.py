@@ -55,6 +55,9 @@ PLOTLYJS = f"{PROJECT}.plotlyjs"            # an asset-only component: plotly's 
 ASSET_DIR = Path(__file__).resolve().parent / "live_chart"
 JS_FILE = "index.js"
 ENV_SWITCH = "ROOFLINE_CHART"               # "plotly" forces st.plotly_chart
+# For A/B benches (bench/profile_move.py --variant): browser-side savings to leave out, "+"-separated
+# (see OFF_SWITCHES in live_chart/index.js), e.g. ROOFLINE_CHART_OFF=contain+schema.
+OFF_SWITCH = "ROOFLINE_CHART_OFF"
 DEFAULT_HEIGHT = 450                        # st.plotly_chart's height when the figure sets none
 
 
@@ -168,11 +171,15 @@ def payload(fig: go.Figure | SpecFigure, config: dict[str, Any]) -> bytes:
     deep-copies the figure and walks it twice first (≈2 ms for a five-trace chart against ≈0.1 ms
     here; bench: a Batch rerun draws four).  Without orjson, `pio.to_json`."""
     data, layout = figure_dicts(fig)
+    off = [w for w in os.environ.get(OFF_SWITCH, "").split("+") if w.strip()]
     if orjson is None:
         spec = pio.to_json({"data": _typed(data), "layout": _typed(layout)}, validate=False)
-        return ('{"config":' + json.dumps(config, separators=(",", ":")) + ',"figure":' + spec + "}").encode()
-    return orjson.dumps({"config": config, "figure": {"data": _typed(data), "layout": _typed(layout)}},
-                        option=orjson.OPT_SERIALIZE_NUMPY, default=_leftover)
+        extra = ',"off":' + json.dumps(off) if off else ""
+        return ('{"config":' + json.dumps(config, separators=(",", ":")) + extra + ',"figure":' + spec + "}").encode()
+    msg = {"config": config, "figure": {"data": _typed(data), "layout": _typed(layout)}}
+    if off:
+        msg["off"] = off
+    return orjson.dumps(msg, option=orjson.OPT_SERIALIZE_NUMPY, default=_leftover)
 
 
 def height_of(fig: go.Figure | SpecFigure) -> int:

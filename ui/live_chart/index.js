@@ -23,7 +23,15 @@ function loadPlotly() {
       const s = document.createElement("script");
       s.src = PLOTLY_URL;
       s.async = true;
-      s.onload = () => (window.Plotly ? resolve(window.Plotly) : reject(new Error("plotly.js loaded but defined no Plotly")));
+      s.onload = () => {
+        if (!window.Plotly) return reject(new Error("plotly.js loaded but defined no Plotly"));
+        try {
+          cacheArrayAttributes(window.Plotly);
+        } catch (e) {                    // plotly as it ships is still correct, only slower
+          console.warn("live chart: schema cache not installed", e);
+        }
+        resolve(window.Plotly);
+      };
       s.onerror = () => {
         window.__livePlotly = null;      // let a later draw try again
         reject(new Error(`could not load ${PLOTLY_URL}`));
@@ -35,6 +43,84 @@ function loadPlotly() {
 }
 
 const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0, lastDrawn: 0, errors: 0 });
+
+// Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py):
+// "schema" (the schema cache below), "config" (config only when changed), "contain" (CSS containment),
+// "size" (the box's size handed to plotly).
+const OFF_SWITCHES = ["schema", "config", "contain", "size"];
+const off = new Set();
+
+// ---------------------------------------------------------------- plotly's per-trace schema walk, cached
+
+// Every Plotly.react runs plotly's supplyDefaults, which calls PlotSchema.findArrayAttributes once
+// per trace: it crawls the whole attribute schema of the trace's type (hundreds of attributes,
+// allocating a path per attribute) to find which attributes can hold arrays, then looks those up in
+// the trace.  A Chromium CPU profile of the MoE page put ≈17 ms of each dial move there (27 traces,
+// ≈0.6 ms each).  The schema part depends only on the trace type, so it is crawled once per type
+// here, with plotly's own crawl and the same rules, and only the lookups run per trace: the result
+// is the same list in the same order (tests/test_browser_live_chart.py compares the two on every
+// trace of a page).  Nothing is patched if plotly's PlotSchema lacks either function.
+function isPlainObject(v) {
+  return Object.prototype.toString.call(v) === "[object Object]" && Object.getPrototypeOf(v).hasOwnProperty("hasOwnProperty");
+}
+
+function isArrayOrTypedArray(v) {
+  return Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView));
+}
+
+export function cacheArrayAttributes(Plotly) {
+  const PS = Plotly && Plotly.PlotSchema;
+  if (!PS || PS.__rooflineOriginal || typeof PS.findArrayAttributes !== "function" || typeof PS.crawl !== "function") return false;
+  const original = PS.findArrayAttributes;
+  const crawl = PS.crawl;
+  // The base attributes every trace has: the first thing plotly's function crawls (seen once here).
+  let base = null;
+  PS.crawl = function (attrs, cb, depth) {
+    if (!depth && base === null) base = attrs;
+    return crawl.apply(this, arguments);
+  };
+  try {
+    original.call(PS, {});
+  } finally {
+    PS.crawl = crawl;
+  }
+  if (!base) return false;
+  const byModule = new Map();
+  function candidates(module) {
+    let list = byModule.get(module);
+    if (list) return list;
+    list = [];
+    let path = [], linked = [];
+    const visit = (valObject, key, parent, depth) => {       // plotly's callback, collecting the paths
+      path = path.slice(0, depth).concat([key]);
+      linked = linked.slice(0, depth).concat([valObject && valObject._isLinkedToArray]);
+      if (valObject && (valObject.valType === "data_array" || valObject.arrayOk === true) &&
+          !(path[depth - 1] === "colorbar" && (key === "ticktext" || key === "tickvals"))) list.push([path, linked]);
+    };
+    crawl.call(PS, base, visit);
+    if (module && module.attributes) crawl.call(PS, module.attributes, visit);
+    byModule.set(module, list);
+    return list;
+  }
+  function lookUp(obj, i, prefix, path, linked, out) {
+    const v = obj[path[i]], name = prefix + path[i];
+    if (i === path.length - 1) {
+      if (isArrayOrTypedArray(v)) out.push(name);
+    } else if (linked[i]) {
+      if (Array.isArray(v)) for (let d = 0; d < v.length; d++) if (isPlainObject(v[d])) lookUp(v[d], i + 1, `${name}[${d}].`, path, linked, out);
+    } else if (isPlainObject(v)) {
+      lookUp(v, i + 1, `${name}.`, path, linked, out);
+    }
+  }
+  PS.findArrayAttributes = function (trace) {
+    if (off.has("schema")) return original.call(PS, trace);
+    const out = [];
+    for (const [path, linked] of candidates(trace._module)) lookUp(trace, 0, "", path, linked, out);
+    return out;
+  };
+  PS.__rooflineOriginal = original;
+  return true;
+}
 
 // ---------------------------------------------------------------- theme (Streamlit 1.67's)
 
@@ -173,6 +259,11 @@ function configOf(cfg, state) {
 
 // ---------------------------------------------------------------- the element
 
+// Each chart's box is a layout, paint and style boundary of a known size: plotly measures text as it
+// draws (getBBox, getComputedStyle), and each measurement after the previous chart changed the page
+// makes the browser lay out again — with this, only what changed inside that one chart box.
+const CONTAIN = "strict";
+
 function setup(parentElement) {
   const root = document.createElement("div");
   root.className = "stLiveChart";
@@ -200,7 +291,8 @@ function setup(parentElement) {
     if (w === state.width && h === state.height) return;
     state.width = w; state.height = h;
     if (!state.Plotly || !gd._fullLayout || w === 0) return;   // not drawn yet: the first draw uses this size
-    state.Plotly.Plots.resize(gd);
+    if (!state.sized) state.Plotly.Plots.resize(gd);
+    else if (gd._fullLayout.width !== w || gd._fullLayout.height !== h) state.Plotly.relayout(gd, { width: w, height: h });
   });
   state.ro.observe(root);
   state.onFullscreen = () => {
@@ -279,10 +371,26 @@ async function drain(state) {
   try {
     const Plotly = state.Plotly || (state.Plotly = await loadPlotly());
     while (state.next) {
-      const { figure, config } = state.next;
+      const { figure, config, configKey } = state.next;
       state.next = null;
+      // The config goes to plotly only when it differs from the one drawn: given one, Plotly.react
+      // deep-copies the chart's whole context (defaults, locales) twice and compares the copies, every
+      // call (≈3 ms per chart in a CPU profile of the MoE page).  Without one it keeps the context.
+      const same = configKey === state.configKey && state.gd._fullLayout && !off.has("config");
+      state.configKey = null;
+      // The size is the box's, as the ResizeObserver last saw it.  Left to autosize, every react asks
+      // the browser for the div's computed size, which lays the page out again after the previous
+      // chart's drawing (≈4 ms per chart on the MoE page, CPU profile); the observer already knows it.
+      const layout = figure.layout || {};
+      state.sized = state.width > 0 && !off.has("size");
+      if (state.sized) {
+        layout.width = state.width;
+        layout.height = document.fullscreenElement === state.root ? state.height : state.figHeight;
+        layout.autosize = false;
+      }
       try {
-        await Plotly.react(state.gd, figure.data || [], figure.layout || {}, config);
+        await Plotly.react(state.gd, figure.data || [], layout, same ? undefined : config);
+        state.configKey = configKey;
         state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
         state.root.querySelector(":scope > .stLiveChartError")?.remove();
       } catch (e) {
@@ -325,6 +433,9 @@ function prepare(state) {
   state.text = text;
   state.theme = key;
   const msg = JSON.parse(replacePlaceholders(text, t));
+  off.clear();
+  for (const w of msg.off || []) if (OFF_SWITCHES.includes(w)) off.add(w);
+  state.root.style.contain = off.has("contain") ? "" : CONTAIN;
   const figure = themed(msg.figure || {}, t);
   const layout = figure.layout;
   state.figHeight = layout.height >= 10 ? layout.height : 450;
@@ -338,7 +449,7 @@ function prepare(state) {
   delete layout.height;                 // follow the root's height (fullscreen too)
   if (state.next) stats.drawn += 1;     // the superseded figure is settled without drawing
   stats.started += 1;
-  state.next = { figure, config: configOf(msg.config, state) };
+  state.next = { figure, config: configOf(msg.config, state), configKey: JSON.stringify(msg.config || {}) };
   return true;
 }
 
