@@ -64,6 +64,20 @@ def test_payload_without_orjson_is_the_same(sys70, monkeypatch):
     assert json.loads(live_chart.payload(fig, {})) == fast == reference(fig, {})
 
 
+@pytest.mark.parametrize("use_orjson", [True, False])
+def test_bench_switches_travel_only_when_set(monkeypatch, use_orjson):
+    """ROOFLINE_CHART_OFF (bench/profile_move.py variants) names browser-side savings to leave out;
+    unset, the message is exactly {config, figure}."""
+    if not use_orjson:
+        monkeypatch.setattr(live_chart, "orjson", None)
+    fig = odd_figure()
+    monkeypatch.delenv(live_chart.OFF_SWITCH, raising=False)
+    assert set(json.loads(live_chart.payload(fig, {}))) == {"config", "figure"}
+    monkeypatch.setenv(live_chart.OFF_SWITCH, "schema+config")
+    msg = json.loads(live_chart.payload(fig, {}))
+    assert msg["off"] == ["schema", "config"] and msg["figure"] == reference(fig, {})["figure"]
+
+
 def test_typed_arrays_are_base64_with_their_shape():
     f = json.loads(live_chart.payload(odd_figure(), {}))["figure"]
     z = f["data"][1]["z"]

@@ -56,7 +56,7 @@ ASSET_DIR = Path(__file__).resolve().parent / "live_chart"
 JS_FILE = "index.js"
 ENV_SWITCH = "ROOFLINE_CHART"               # "plotly" forces st.plotly_chart
 # For A/B benches (bench/profile_move.py --variant): browser-side savings to leave out, "+"-separated
-# (see OFF_SWITCHES in live_chart/index.js), e.g. ROOFLINE_CHART_OFF=contain+schema.
+# (see OFF_SWITCHES in live_chart/index.js), e.g. ROOFLINE_CHART_OFF=schema+config.
 OFF_SWITCH = "ROOFLINE_CHART_OFF"
 DEFAULT_HEIGHT = 450                        # st.plotly_chart's height when the figure sets none
 

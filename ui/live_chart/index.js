@@ -44,10 +44,12 @@ function loadPlotly() {
 
 const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0, lastDrawn: 0, errors: 0 });
 
-// Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py):
-// "schema" (the schema cache below), "config" (config only when changed), "contain" (CSS containment),
-// "size" (the box's size handed to plotly).
-const OFF_SWITCHES = ["schema", "config", "contain", "size"];
+// Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py,
+// or window.__liveChartOff = [...] in the page, for A/B moves in one page):
+// "schema" (the schema cache below), "config" (config only when changed).  CSS containment of each
+// chart box and handing plotly the box's size (no autosize measurement) were tried the same way in
+// session 7 and left out: within noise end to end (README, In-place charts).
+const OFF_SWITCHES = ["schema", "config"];
 const off = new Set();
 
 // ---------------------------------------------------------------- plotly's per-trace schema walk, cached
@@ -259,11 +261,6 @@ function configOf(cfg, state) {
 
 // ---------------------------------------------------------------- the element
 
-// Each chart's box is a layout, paint and style boundary of a known size: plotly measures text as it
-// draws (getBBox, getComputedStyle), and each measurement after the previous chart changed the page
-// makes the browser lay out again — with this, only what changed inside that one chart box.
-const CONTAIN = "strict";
-
 function setup(parentElement) {
   const root = document.createElement("div");
   root.className = "stLiveChart";
@@ -291,8 +288,7 @@ function setup(parentElement) {
     if (w === state.width && h === state.height) return;
     state.width = w; state.height = h;
     if (!state.Plotly || !gd._fullLayout || w === 0) return;   // not drawn yet: the first draw uses this size
-    if (!state.sized) state.Plotly.Plots.resize(gd);
-    else if (gd._fullLayout.width !== w || gd._fullLayout.height !== h) state.Plotly.relayout(gd, { width: w, height: h });
+    state.Plotly.Plots.resize(gd);
   });
   state.ro.observe(root);
   state.onFullscreen = () => {
@@ -378,18 +374,8 @@ async function drain(state) {
       // call (≈3 ms per chart in a CPU profile of the MoE page).  Without one it keeps the context.
       const same = configKey === state.configKey && state.gd._fullLayout && !off.has("config");
       state.configKey = null;
-      // The size is the box's, as the ResizeObserver last saw it.  Left to autosize, every react asks
-      // the browser for the div's computed size, which lays the page out again after the previous
-      // chart's drawing (≈4 ms per chart on the MoE page, CPU profile); the observer already knows it.
-      const layout = figure.layout || {};
-      state.sized = state.width > 0 && !off.has("size");
-      if (state.sized) {
-        layout.width = state.width;
-        layout.height = document.fullscreenElement === state.root ? state.height : state.figHeight;
-        layout.autosize = false;
-      }
       try {
-        await Plotly.react(state.gd, figure.data || [], layout, same ? undefined : config);
+        await Plotly.react(state.gd, figure.data || [], figure.layout || {}, same ? undefined : config);
         state.configKey = configKey;
         state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
         state.root.querySelector(":scope > .stLiveChartError")?.remove();
@@ -434,8 +420,7 @@ function prepare(state) {
   state.theme = key;
   const msg = JSON.parse(replacePlaceholders(text, t));
   off.clear();
-  for (const w of msg.off || []) if (OFF_SWITCHES.includes(w)) off.add(w);
-  state.root.style.contain = off.has("contain") ? "" : CONTAIN;
+  for (const w of [...(msg.off || []), ...(window.__liveChartOff || [])]) if (OFF_SWITCHES.includes(w)) off.add(w);
   const figure = themed(msg.figure || {}, t);
   const layout = figure.layout;
   state.figHeight = layout.height >= 10 ? layout.height : 450;
