@@ -143,6 +143,18 @@ def dials(page) -> list[tuple[str, str, object]]:
     return out
 
 
+def why_not_loaded(page, url: str, exc: Exception) -> str:
+    """Why a page could not be timed: it loads but draws no chart (e.g. /custom, the preset editor),
+    or it did not load at all."""
+    try:
+        open_app(page, url, charts=False)
+        if page.locator(".js-plotly-plot").count() == 0:
+            return "loads, but draws no chart: nothing to time"
+    except (PlaywrightTimeoutError, AssertionError):
+        pass
+    return f"did not load: {str(exc).splitlines()[0][:100]}"
+
+
 def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
     """Open the page in its own context; pick the first dial whose move changes a chart (either way
     first, so a dial at its end works too) and leave it where it was; that is the warm-up."""
@@ -154,7 +166,7 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
             break
         except (PlaywrightTimeoutError, AssertionError) as exc:   # no chart, or a run that never ended
             if attempt == 2:
-                t.skipped = f"did not load: {str(exc).splitlines()[0][:100]}"
+                t.skipped = why_not_loaded(t.page, t.url, exc)
                 return
     arm_plot_observer(t.page)
     candidates = dials(t.page)
