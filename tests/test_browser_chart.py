@@ -158,7 +158,10 @@ def test_switching_the_image_format_reaches_the_charts_without_a_newplot(app_pag
     assert set(page.evaluate(fmt)) == {"png"}
     side = page.get_by_test_id("stSidebar")
     side.get_by_text("Export", exact=True).click()
+    svg = side.get_by_role("radio", name="SVG (vector)")
     side.get_by_text("SVG (vector)").click()
+    expect(svg).to_be_checked()
+    wait_for_app_run(page)
     page.wait_for_function(f"() => ({fmt})().every(f => f === 'svg')")
     thumb = slider_thumb(page, "Batch")
     arm_plot_observer(page)
@@ -166,6 +169,26 @@ def test_switching_the_image_format_reaches_the_charts_without_a_newplot(app_pag
     page.wait_for_function(SETTLED_JS)
     assert set(page.evaluate(fmt)) == {"svg"}, "a dial move after the switch lost the format"
     watch.assert_clean(page, "/batch, format switched")
+
+
+def test_a_batch_move_moves_the_dot_and_keeps_the_curves_arrays(app_page, app_url):
+    """The current batch is a shape and the element keeps arrays equal to the last figure's: after a
+    Batch move the first chart's dot sits at the new batch, and its curves' arrays are the very objects
+    plotly had (tagged before the move), so plotly redraws the shape, not the chart."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/batch")
+    dot = f"() => {PLOTS}[0]._fullLayout.shapes.filter(s => s.name === 'now').map(s => s.xanchor)"
+    before = page.evaluate(dot)
+    page.evaluate(f"() => {PLOTS}[0].data.forEach(t => {{ if (t.x && t.x.length > 2) t.x.__tag = 'kept'; }})")
+    arm_plot_observer(page)
+    press_and_time(page, slider_thumb(page, "Batch"), "ArrowRight")
+    page.wait_for_function(SETTLED_JS)
+    after = page.evaluate(dot)
+    assert len(before) == len(after) == 1 and after[0] > before[0], (before, after)
+    kept = page.evaluate(f"() => {PLOTS}[0].data.filter(t => t.x && t.x.length > 2).map(t => t.x.__tag || null)")
+    assert kept and set(kept) == {"kept"}, kept
+    watch.assert_clean(page, "/batch, one Batch move")
 
 
 def test_the_cached_schema_walk_agrees_with_plotlys_on_every_trace(app_page, app_url):

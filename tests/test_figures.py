@@ -29,8 +29,20 @@ def test_curve_vs_batch_marks_b_star_current_batch_and_fit(sys70):
                                  y_title="time per step [ms]", b_star=b_star, b_now=64.0, y_now=1.0)
     names = [t.name for t in fig.data]
     assert "latency" in names and "does not fit in HBM" in names and "B = 64" in names
-    marker = next(t for t in fig.data if t.name == "B = 64")
-    assert list(marker.x) == [64.0]
+    # The current batch: a 16 px circle shape at (64, 1.0) (a moved shape redraws alone, a moved trace
+    # redraws the chart), its legend entry a point-less trace in the same red.
+    legend = next(t for t in fig.data if t.name == "B = 64")
+    assert list(legend.x) == [None] and legend.marker.color == figures.NOW_MARKER["color"]
+    dot = [s for s in fig.layout.shapes if s.name == "now"]
+    assert len(dot) == 1 and (dot[0].xanchor, dot[0].yanchor) == (64.0, 1.0)
+    assert dot[0].xsizemode == dot[0].ysizemode == "pixel" and dot[0].fillcolor == figures.NOW_MARKER["color"]
+    # the path: a circle of radius 8 px around the anchor (Bézier quarters start at (8, 0), (0, 8), …)
+    assert dot[0].path.startswith("M8.0,0 C") and " 0,8.0 " in dot[0].path and " -8.0,0 " in dot[0].path
+    # Room for the dot at the curve's ends: invisible 16 px markers at the extreme points of the curve.
+    room = next(t for t in fig.data if t.mode == "markers" and t.marker.opacity == 0)
+    y = r.t_step_s * 1e3
+    assert min(room.x) == 1 and max(room.x) == 65536 and max(room.y) == y.max() and min(room.y) == y.min()
+    assert room.hoverinfo == "skip" and room.showlegend is False
     vlines = [s for s in fig.layout.shapes if s.type == "line"]
     assert any(abs(s.x0 - b_star) < 1e-9 for s in vlines)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"

@@ -136,8 +136,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
         spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
                      hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
     fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}")
-    spec.scatter(x=[b_now], y=[y_now], name=f"B = {b_now:g}", mode="markers", marker=NOW_MARKER,
-                 hovertemplate=f"current B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>")
+    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=y)
     both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
             and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
     lo, hi = float(np.min(batch)), float(np.max(batch))

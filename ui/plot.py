@@ -59,6 +59,40 @@ class Spec:
     def scatter(self, **props: Any) -> Spec:
         return self.trace("scatter", **props)
 
+    def now_point(self, x: float, y: float, *, name: str, marker: dict[str, Any], room_x: Any, room_y: Any,
+                  axis: int = 1) -> Spec:
+        """The "current value" dot at data (x, y), drawn as a layout shape, not as a one-point trace.
+
+        Why: a trace whose data changes makes Plotly.react recompute and redraw the whole chart
+        (15-30 ms); a moved shape is redrawn alone (a few ms; ui/live_chart/index.js keeps the chart's
+        unchanged arrays).  Its legend entry is a legend-only trace (no points, so it never moves), and
+        an invisible copy of the extreme points of (room_x, room_y), the curve the dot runs along, makes
+        plotly's autorange leave room for a dot of this size anywhere on it — a shape on the axes is
+        clipped to the plot area, where a marker trace widens the range itself.  No hover on the dot."""
+        xr, yr = _axis_ref(axis)
+        rx, ry = np.asarray(room_x, float), np.asarray(room_y, float)
+        ok = np.isfinite(rx) & np.isfinite(ry) & (rx > 0)
+        if ok.any():
+            idx = np.flatnonzero(ok)
+            ends = sorted({int(idx[np.argmin(rx[ok])]), int(idx[np.argmax(rx[ok])]),
+                           int(idx[np.argmin(ry[ok])]), int(idx[np.argmax(ry[ok])])})
+            self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="",
+                       marker={"size": marker.get("size", 16), "opacity": 0}, hoverinfo="skip", showlegend=False)
+        self.trace("scatter", axis=axis, x=[None], y=[None], mode="markers", name=name, marker=marker,
+                   hoverinfo="skip")
+        r = marker.get("size", 16) / 2
+        line = marker.get("line", {})
+        # A path, not type="circle": plotly coerces a circle's x0/x1 through a log axis even in pixel mode,
+        # clamping -r to 0 (a half-size dot off centre).  Four Bézier quarters (plotly's paths have no arcs).
+        k = 0.5523 * r
+        path = (f"M{r},0 C{r},{k} {k},{r} 0,{r} C{-k},{r} {-r},{k} {-r},0 "
+                f"C{-r},{-k} {-k},{-r} 0,{-r} C{k},{-r} {r},{-k} {r},0 Z")
+        self.shapes.append({"type": "path", "xref": xr, "yref": yr, "xsizemode": "pixel", "ysizemode": "pixel",
+                            "xanchor": x, "yanchor": y, "path": path, "name": "now",
+                            "fillcolor": marker.get("color"), "layer": "above",
+                            "line": {"color": line.get("color", "white"), "width": line.get("width", 0)}})
+        return self
+
     # -- lines and labels (log axes: shapes take x, annotations take log10(x))
     def vline(self, x: float, *, color: str = "#333", dash: str = "dash", width: float = 2, axis: int = 1,
               layer: str = "above") -> Spec:

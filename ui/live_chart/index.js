@@ -46,10 +46,11 @@ const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0
 
 // Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py,
 // or window.__liveChartOff = [...] in the page, for A/B moves in one page):
-// "schema" (the schema cache below), "config" (config only when changed).  CSS containment of each
+// "schema" (the schema cache below), "config" (config only when changed), "reuse" (unchanged arrays
+// and template kept, see reuseArrays).  CSS containment of each
 // chart box and handing plotly the box's size (no autosize measurement) were tried the same way in
 // session 7 and left out: within noise end to end (README, In-place charts).
-const OFF_SWITCHES = ["schema", "config"];
+const OFF_SWITCHES = ["schema", "config", "reuse"];
 const off = new Set();
 
 // ---------------------------------------------------------------- plotly's per-trace schema walk, cached
@@ -259,6 +260,79 @@ function configOf(cfg, state) {
   return c;
 }
 
+// ---------------------------------------------------------------- unchanged arrays kept
+
+// Without layout.datarevision, Plotly.react compares data arrays by identity: a trace whose arrays are
+// new objects is recomputed and the whole chart redrawn (15-30 ms), even if the numbers are the same,
+// and so is a chart whose layout template is a new object.  A figure arrives as fresh JSON every time,
+// so arrays equal to the previous figure's are swapped for the previous objects (plotly's base64 typed
+// arrays decoded here once, as plotly would), and an unchanged template for the previous one: a move
+// that changes only layout (a marker shape, a label) then costs a few ms.  Layout arrays are reused
+// only where plotly treats them as data (tick values and labels, category orders): plotly writes back
+// into others (axis ranges).
+const TYPED = { f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Array, i2: Int16Array, u2: Uint16Array,
+                i1: Int8Array, u1: Uint8Array, u1c: Uint8ClampedArray };
+const LAYOUT_ARRAYS = new Set(["tickvals", "ticktext", "categoryarray"]);
+
+function decodeTyped(spec) {
+  const bin = atob(spec.bdata);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return new TYPED[spec.dtype](bytes.buffer);
+}
+
+function reuseArrays(node, prev, next) {
+  if (Array.isArray(node)) {
+    if (node.every(v => v === null || typeof v !== "object")) {
+      const key = "a" + JSON.stringify(node);
+      const hit = prev.get(key) || node;
+      next.set(key, hit);
+      return hit;
+    }
+    for (let i = 0; i < node.length; i++) node[i] = reuseArrays(node[i], prev, next);
+    return node;
+  }
+  if (node && typeof node === "object") {
+    if (typeof node.bdata === "string" && typeof node.dtype === "string" && TYPED[node.dtype] &&
+        (node.shape === undefined || !String(node.shape).includes(","))) {
+      const key = `t${node.dtype}:${node.bdata}`;
+      const hit = prev.get(key) || decodeTyped(node);
+      next.set(key, hit);
+      return hit;
+    }
+    for (const k of Object.keys(node)) node[k] = reuseArrays(node[k], prev, next);
+  }
+  return node;
+}
+
+function layoutArrays(node, prev, next) {
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) layoutArrays(node[i], prev, next);
+  } else if (node && typeof node === "object") {
+    for (const k of Object.keys(node)) {
+      if (k === "template") continue;
+      if (LAYOUT_ARRAYS.has(k)) node[k] = reuseArrays(node[k], prev, next);
+      else layoutArrays(node[k], prev, next);
+    }
+  }
+}
+
+function keepUnchanged(state, figure) {
+  const next = new Map();
+  if (off.has("reuse")) {
+    state.arrays = next;
+    state.template = null;
+    return;
+  }
+  const prev = state.arrays || next;
+  figure.data = reuseArrays(figure.data || [], prev, next);
+  layoutArrays(figure.layout, prev, next);
+  state.arrays = next;
+  const key = JSON.stringify(figure.layout.template);
+  if (state.template && key === state.template.key) figure.layout.template = state.template.value;
+  else state.template = { key, value: figure.layout.template };
+}
+
 // ---------------------------------------------------------------- the element
 
 function setup(parentElement) {
@@ -422,6 +496,7 @@ function prepare(state) {
   off.clear();
   for (const w of [...(msg.off || []), ...(window.__liveChartOff || [])]) if (OFF_SWITCHES.includes(w)) off.add(w);
   const figure = themed(msg.figure || {}, t);
+  keepUnchanged(state, figure);
   const layout = figure.layout;
   state.figHeight = layout.height >= 10 ? layout.height : 450;
   state.bg = t.bg;
