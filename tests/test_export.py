@@ -52,6 +52,18 @@ def test_spec_built_figures_export_their_arrays():
     assert len(df) == 5 and df.y.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
+def test_a_current_dot_drawn_as_a_shape_exports_as_its_point():
+    """Spec.now_point draws the current value as a shape: the CSV has its row (legend name, x, y), as
+    the one-point marker trace gave, and no row of the invisible room-keeping markers."""
+    spec = Spec()
+    spec.trace("scatter", x=np.geomspace(1, 100, 5), y=np.arange(1.0, 6.0), name="curve")
+    spec.now_point(10.0, 3.0, name="B = 10", marker={"size": 16, "color": "#D62728"},
+                   room_x=np.geomspace(1, 100, 5), room_y=np.arange(1.0, 6.0))
+    df = export.figure_frame(spec.figure())
+    assert df.trace.tolist() == ["curve"] * 5 + ["B = 10"]
+    assert (df.x.iloc[-1], df.y.iloc[-1]) == (10.0, 3.0)
+
+
 @pytest.mark.parametrize("page", sorted(set(PAGES) - {"custom"}))
 def test_every_chart_on_a_page_has_a_csv_button_and_the_chosen_image_format(page):
     at = app({"img": "svg"}, page=page)

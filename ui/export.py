@@ -21,7 +21,7 @@ import streamlit as st
 
 from . import live_chart
 from .figures import PLOTLY_CONFIG
-from .plot import as_plotly
+from .plot import NOW_META, ROOM_META, as_plotly
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
@@ -56,8 +56,17 @@ def _title(fig: go.Figure) -> str:
 def figure_frame(fig: go.Figure) -> pd.DataFrame:
     """The plotted points of every trace, long format: trace, x, y (z and the map's row/col for heatmaps)."""
     rows: list[pd.DataFrame] = []
+    dots = iter([s for s in (fig.layout.shapes or ()) if s.name == NOW_META])   # Spec.now_point's dots, in order
     for i, tr in enumerate(fig.data):
         name = getattr(tr, "name", None) or f"trace {i + 1}"
+        meta = getattr(tr, "meta", None)
+        if meta == ROOM_META:
+            continue
+        if meta == NOW_META:                         # the dot is a shape; its trace only holds the legend entry
+            dot = next(dots, None)
+            if dot is not None:
+                rows.append(pd.DataFrame({"trace": [name], "x": [dot.xanchor], "y": [dot.yanchor]}))
+            continue
         x, y = _arr(getattr(tr, "x", None)), _arr(getattr(tr, "y", None))
         z = _arr(getattr(tr, "z", None)) if hasattr(tr, "z") else None
         if z is not None and z.ndim == 2:

@@ -37,6 +37,13 @@ def _axis_ref(axis: int) -> tuple[str, str]:
     return f"x{s}", f"y{s}"
 
 
+# `meta` of the traces `Spec.now_point` adds (constant, so they never change between figures): the
+# dot's legend entry, paired in order with the shapes named NOW_META (the dots), and the invisible
+# room-keeping markers; ui.export.figure_frame reads the dot from its shape and skips the room.
+NOW_META = "now"
+ROOM_META = "now-room"
+
+
 class Spec:
     """Traces, shapes, annotations and layout of one figure, as plain dicts."""
 
@@ -71,15 +78,15 @@ class Spec:
         clipped to the plot area, where a marker trace widens the range itself.  No hover on the dot."""
         xr, yr = _axis_ref(axis)
         rx, ry = np.asarray(room_x, float), np.asarray(room_y, float)
-        ok = np.isfinite(rx) & np.isfinite(ry) & (rx > 0)
+        ok = np.isfinite(rx) & np.isfinite(ry) & ((rx > 0) | (not self.log_x.get(axis, True)))
         if ok.any():
             idx = np.flatnonzero(ok)
             ends = sorted({int(idx[np.argmin(rx[ok])]), int(idx[np.argmax(rx[ok])]),
                            int(idx[np.argmin(ry[ok])]), int(idx[np.argmax(ry[ok])])})
-            self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="",
+            self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="", meta=ROOM_META,
                        marker={"size": marker.get("size", 16), "opacity": 0}, hoverinfo="skip", showlegend=False)
         self.trace("scatter", axis=axis, x=[None], y=[None], mode="markers", name=name, marker=marker,
-                   hoverinfo="skip")
+                   hoverinfo="skip", meta=NOW_META)
         r = marker.get("size", 16) / 2
         line = marker.get("line", {})
         # A path, not type="circle": plotly coerces a circle's x0/x1 through a log axis even in pixel mode,
@@ -88,7 +95,7 @@ class Spec:
         path = (f"M{r},0 C{r},{k} {k},{r} 0,{r} C{-k},{r} {-r},{k} {-r},0 "
                 f"C{-r},{-k} {-k},{-r} 0,{-r} C{k},{-r} {r},{-k} {r},0 Z")
         self.shapes.append({"type": "path", "xref": xr, "yref": yr, "xsizemode": "pixel", "ysizemode": "pixel",
-                            "xanchor": x, "yanchor": y, "path": path, "name": "now",
+                            "xanchor": x, "yanchor": y, "path": path, "name": NOW_META,
                             "fillcolor": marker.get("color"), "layer": "above",
                             "line": {"color": line.get("color", "white"), "width": line.get("width", 0)}})
         return self
