@@ -61,8 +61,8 @@ const off = new Set();
 // the trace.  A Chromium CPU profile of the MoE page put ≈17 ms of each dial move there (27 traces,
 // ≈0.6 ms each).  The schema part depends only on the trace type, so it is crawled once per type
 // here, with plotly's own crawl and the same rules, and only the lookups run per trace: the result
-// is the same list in the same order (tests/test_browser_live_chart.py compares the two on every
-// trace of a page).  Nothing is patched if plotly's PlotSchema lacks either function.
+// is the same list in the same order (tests/test_browser_chart.py compares the two on every
+// trace of three pages).  Nothing is patched if plotly's PlotSchema lacks either function.
 function isPlainObject(v) {
   return Object.prototype.toString.call(v) === "[object Object]" && Object.getPrototypeOf(v).hasOwnProperty("hasOwnProperty");
 }
