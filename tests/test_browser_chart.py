@@ -159,7 +159,15 @@ def test_switching_the_image_format_reaches_the_charts_without_a_newplot(app_pag
     side = page.get_by_test_id("stSidebar")
     side.get_by_text("Export", exact=True).click()
     svg = side.get_by_role("radio", name="SVG (vector)")
-    side.get_by_text("SVG (vector)").click()
+    # A click landing while the expander still opens is sometimes lost (1 run in ~10 on 2 loaded cores):
+    # click again until the radio says checked, then the rerun it starts.
+    for _ in range(3):
+        side.get_by_text("SVG (vector)").click()
+        try:
+            expect(svg).to_be_checked(timeout=2_000)
+            break
+        except AssertionError:
+            continue
     expect(svg).to_be_checked()
     wait_for_app_run(page)
     page.wait_for_function(f"() => ({fmt})().every(f => f === 'svg')")
