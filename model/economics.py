@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .roofline import ArrayLike, System, _decode_step, decode_step, max_batch_that_fits, system_balance_batch
+from .roofline import ArrayLike, System, _decode_step, combine, decode_step, max_batch_that_fits, system_balance_batch
 from .specs import _Spec, choice, num
 
 
@@ -83,10 +83,22 @@ def fast_mode_batches(system: System, speedup: float, price_multiple: float,
         return none("a fast mode needs speedup > 1 and price multiple > 1")
     lam = speedup * price_multiple
 
+    # Every term of the step is linear in B (matmul, attention, KV) or constant (weights, hops), so
+    # one step at B = 1 gives the per-sequence terms and the ratio needs only `combine` on them: the
+    # same step time as _decode_step's, operation for operation, without its other outputs (cost,
+    # HBM, bound labels) on every probe (tests/test_economics.py checks it against decode_step).
+    unit = _decode_step(system, np.ones(1), np.asarray(context, float),
+                        np.asarray(system.deployment.chips, float), 0.0)
+    mm, at, w, kv, hop = (float(x[0]) for x in (unit.t_matmul_s, unit.t_attn_s, unit.t_weights_s,
+                                                  unit.t_kv_s, unit.t_hops_s))
+    mode = system.deployment.mode
+
+    def step(b):
+        t = combine(mm * b, at * b, w, kv * b, 0.0, mode)
+        return t + hop if hop else t
+
     def ratio(b_fast):
-        r = _decode_step(system, np.stack([lam * b_fast, b_fast]), np.asarray(context, float),
-                         np.asarray(system.deployment.chips, float), 0.0)
-        return r.t_step_s[0] / r.t_step_s[1]
+        return step(lam * b_fast) / step(b_fast)
 
     # ratio(B) rises from 1 (both memory-bound) to ≤ λ (both compute-bound): search log10(B) in
     # [-12, 12] for the first batch where it reaches S.  Each pass evaluates 1,023 points of the

@@ -33,6 +33,21 @@ def test_fast_mode_forward_inverts_the_solver(sys70):
     assert back.price_multiple == pytest.approx(3.0, rel=1e-6)
 
 
+@pytest.mark.parametrize("dep", [dict(chips=8), dict(chips=8, mode="per-phase"),
+                                 dict(chips=8, pipeline_stages=4, pipeline_hop_s=2e-4),
+                                 dict(chips=8, mode="per-phase", pipeline_stages=2, pipeline_hop_s=1e-3)])
+def test_fast_mode_solution_has_the_quoted_speedup_in_every_mode(sys70, dep):
+    # The solver probes the step time from per-sequence terms; decode_step (the model the page draws)
+    # must give the quoted speedup and price multiple at the batches it returns, in each step mode
+    # and with pipeline hops (a constant added to both steps).
+    s = sys70.with_(**dep)
+    fm = fast_mode_batches(s, 1.5, 4.0, context=2048)
+    assert fm.reason == "", fm.reason
+    r = decode_step(s, np.array([fm.batch_standard, fm.batch_fast]), 2048)
+    assert r.t_step_s[0] / r.t_step_s[1] == pytest.approx(1.5, rel=1e-9)
+    assert r.usd_per_mtok[1] / r.usd_per_mtok[0] == pytest.approx(4.0, rel=1e-9)
+
+
 def test_fast_mode_forward_by_hand(lecture_gpu, lecture_deepseek):
     # Both batches memory-bound (≤ B*): same step, so speedup 1 and price ∝ 1/B.
     s = System(lecture_gpu, lecture_deepseek)
