@@ -199,6 +199,34 @@ def test_a_batch_move_moves_the_dot_and_keeps_the_curves_arrays(app_page, app_ur
     watch.assert_clean(page, "/batch, one Batch move")
 
 
+def test_a_batch_move_on_kv_keeps_the_bound_maps_and_moves_only_its_dot(app_page, app_url):
+    """The KV bound map: its heatmaps' 2-D z (base64 with a shape) and 2-D hover labels are kept as the
+    very objects plotly had (decoded once, as plotly's rows), so a Batch move, which changes only the
+    current (T, B) dot there, redraws the dot and not the maps; the dot is anchored in the axis domain."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/kv-cache")
+    heat = f"() => {PLOTS}.findIndex(g => g.data.some(t => t.type === 'heatmap'))"
+    i = page.evaluate(heat)
+    assert i >= 0, "no bound map on /kv-cache"
+    dot = f"() => {PLOTS}[{i}]._fullLayout.shapes.filter(s => s.name === 'now').map(s => [s.yref, s.yanchor])"
+    before = page.evaluate(dot)
+    page.evaluate(f"""() => {PLOTS}[{i}].data.filter(t => t.type === 'heatmap').forEach(t => {{
+        t.z.__tag = 'kept'; if (t.customdata) t.customdata.__tag = 'kept'; }})""")
+    arm_plot_observer(page)
+    press_and_time(page, slider_thumb(page, "Batch"), "ArrowRight")
+    page.wait_for_function(SETTLED_JS)
+    after = page.evaluate(dot)
+    assert len(before) == len(after) == 1 and after[0][0] == "y domain" and after[0][1] > before[0][1], (before, after)
+    kept = page.evaluate(f"""() => {PLOTS}[{i}].data.filter(t => t.type === 'heatmap')
+        .flatMap(t => [t.z.__tag || null, ...(t.customdata ? [t.customdata.__tag || null] : [])])""")
+    assert len(kept) >= 2 and set(kept) == {"kept"}, kept
+    rows = page.evaluate(f"() => {PLOTS}[{i}].data.filter(t => t.type === 'heatmap')"
+                         ".map(t => [t.z.length, t.z[0].length])")
+    assert all(r == [49, 71] for r in rows), rows          # the page's 49 batches × 71 contexts, as rows
+    watch.assert_clean(page, "/kv-cache, one Batch move")
+
+
 def test_the_cached_schema_walk_agrees_with_plotlys_on_every_trace(app_page, app_url):
     """ui/live_chart/index.js caches plotly's per-type schema crawl (PlotSchema.findArrayAttributes):
     on pages with scatter, bar and heatmap traces, its answer for every drawn trace is plotly's own."""

@@ -64,6 +64,20 @@ def test_a_current_dot_drawn_as_a_shape_exports_as_its_point():
     assert (df.x.iloc[-1], df.y.iloc[-1]) == (10.0, 3.0)
 
 
+def test_a_dot_anchored_in_the_axis_domain_exports_its_data_point():
+    """On a chart with explicit ranges (the KV bound map) the dot is anchored at its fraction of each
+    axis domain; the CSV turns that back into data units through the ranges (log axes: 10^)."""
+    spec = Spec()
+    spec.trace("heatmap", x=[1e3, 1e6], y=[1.0, 512.0], z=[[0, 1], [1, 0]], name="map")
+    spec.now_point(8192.0, 64.0, name="current (T, B)", marker={"size": 16, "color": "#D62728"},
+                   ranges=([3.0, 6.0], [0.0, float(np.log10(512))]))
+    spec.layout = {"xaxis": {"type": "log", "range": [3.0, 6.0]},
+                   "yaxis": {"type": "log", "range": [0.0, float(np.log10(512))]}}
+    df = export.figure_frame(spec.figure())
+    assert df.trace.tolist() == ["map"] * 4 + ["current (T, B)"]
+    assert (df.x.iloc[-1], df.y.iloc[-1]) == (8192.0, 64.0)
+
+
 @pytest.mark.parametrize("page", sorted(set(PAGES) - {"custom"}))
 def test_every_chart_on_a_page_has_a_csv_button_and_the_chosen_image_format(page):
     at = app({"img": "svg"}, page=page)

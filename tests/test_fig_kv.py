@@ -94,9 +94,29 @@ def test_bound_map_categories_colours_and_lines():
     # Only crossovers inside the context range are drawn (2e6 and inf are not).
     assert list(line.x) == [3e5, 4e4] and list(line.y) == [8.0, 64.0]
     assert 2e3 in _vline_xs(fig)
-    now = fig.data[-1]
-    assert list(now.x) == [8192.0] and list(now.y) == [64.0]
+    # The current (T, B): a dot shape at its fraction of each axis's explicit log range, in domain
+    # units (plotly clips no domain-anchored shape, so it stays whole on the map's edge), so a batch
+    # move redraws the dot, not the maps.  T = 8192 = 2^13 on 1e3…1e6: (13·log10 2 − 3) / 3;
+    # B = 64 = 8^2 on 1…512 = 8^3: 2/3.  Its legend entry is a point-less trace.
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert list(fig.layout.xaxis.range) == [3.0, 6.0]
+    assert list(fig.layout.yaxis.range) == pytest.approx([0, np.log10(512)])
+    dot = [sh for sh in fig.layout.shapes if sh.name == "now"]
+    assert len(dot) == 1 and (dot[0].xref, dot[0].yref) == ("x domain", "y domain")
+    assert dot[0].xanchor == pytest.approx((13 * np.log10(2) - 3) / 3, rel=1e-12)
+    assert dot[0].yanchor == pytest.approx(2 / 3, rel=1e-12)
+    legend = next(t for t in fig.data if t.name == "current (T, B)")
+    assert list(legend.x) == [None] and legend.meta == "now"
+    assert [t.name for t in fig.data if t.name == "current (T, B)"] == ["current (T, B)"]   # no marker trace left
+
+
+def test_bound_map_dot_on_the_edge_is_pinned_whole():
+    batch, ctx = np.array([1.0, 8.0, 64.0, 512.0]), np.array([1e3, 1e4, 1e5, 1e6])
+    bound = np.full((4, 4), "weights")
+    for now, want in [((512.0, 1e3), (0.0, 1.0)), ((1.0, 1e6), (1.0, 0.0)), ((1e5, 1e9), (1.0, 1.0))]:
+        fig = fig_kv.bound_map(batch, ctx, bound, None, crossover=np.full(4, np.inf), never_context=None, now=now)
+        dot = next(sh for sh in fig.layout.shapes if sh.name == "now")
+        assert (dot.xanchor, dot.yanchor) == want
 
 
 def test_bound_map_marks_cells_that_do_not_fit():

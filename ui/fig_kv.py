@@ -116,7 +116,9 @@ def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: n
         scale += [[i / n, BOUND_COLORS[b]], [(i + 1) / n, BOUND_COLORS[b]]]
     if not scale:
         scale = [[0, GREY], [1, GREY]]
-    labels = np.vectorize(lambda b: BOUND_LABELS.get(b, b), otypes=[object])(bound) if bound.size else bound
+    # hover labels by lookup (np.vectorize over the 49 × 71 cells took ~1.5 ms of each rerun)
+    kinds, which = np.unique(bound, return_inverse=True)
+    labels = np.array([BOUND_LABELS.get(b, b) for b in kinds.tolist()], object)[which].reshape(bound.shape)
     spec = Spec()
     spec.trace("heatmap", x=context, y=batch, z=idx, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False,
                name="bound", customdata=labels,
@@ -146,10 +148,10 @@ def bound_map(batch: np.ndarray, context: np.ndarray, bound: np.ndarray, fits: n
     if _in_range(never_context, float(context.min()), float(context.max())):
         mark(spec, never_context, "KV = compute: never compute-bound →", "black", y=0.06, dash="dot",
              x_range=(float(context.min()), float(context.max())))
-    spec.scatter(x=[now[1]], y=[now[0]], mode="markers", name="current (T, B)", marker=NOW_MARKER, cliponaxis=False,
-                 hovertemplate="current: T = %{x:,.0f}, B = %{y:,.0f}<extra></extra>")
     x_lim = [float(np.log10(context.min())), float(np.log10(context.max()))]
     y_lim = [float(np.log10(batch.min())), float(np.log10(batch.max()))]
+    # A shape in the axes' domain, not a marker trace: a batch move then redraws the dot, not both maps.
+    spec.now_point(now[1], now[0], name="current (T, B)", marker=NOW_MARKER, ranges=(x_lim, y_lim))
     spec.layout = base_layout(title, hovermode="closest",
                               xaxis=axis("context T (tokens)", range=x_lim, showgrid=False),
                               yaxis=axis("batch B (sequences)", range=y_lim, showgrid=False))

@@ -66,8 +66,9 @@ class Spec:
     def scatter(self, **props: Any) -> Spec:
         return self.trace("scatter", **props)
 
-    def now_point(self, x: float, y: float, *, name: str, marker: dict[str, Any], room_x: Any, room_y: Any,
-                  axis: int = 1) -> Spec:
+    def now_point(self, x: float, y: float, *, name: str, marker: dict[str, Any], room_x: Any = None,
+                  room_y: Any = None, axis: int = 1, ranges: tuple[Any, Any] | None = None,
+                  log: tuple[bool, bool] = (True, True)) -> Spec:
         """The "current value" dot at data (x, y), drawn as a layout shape, not as a one-point trace.
 
         Why: a trace whose data changes makes Plotly.react recompute and redraw the whole chart
@@ -75,8 +76,20 @@ class Spec:
         unchanged arrays).  Its legend entry is a legend-only trace (no points, so it never moves), and
         an invisible copy of the extreme points of (room_x, room_y), the curve the dot runs along, makes
         plotly's autorange leave room for a dot of this size anywhere on it — a shape on the axes is
-        clipped to the plot area, where a marker trace widens the range itself.  No hover on the dot."""
+        clipped to the plot area, where a marker trace widens the range itself.  No hover on the dot.
+
+        `ranges`: for a chart whose axes have explicit ranges ((x0, x1), (y0, y1) in axis units: log10
+        on a log axis, as plotly's `range`), the dot is anchored at its fraction of each axis domain
+        instead (plotly clips no shape placed in domain units, so a dot on the plot's edge stays whole,
+        as a marker with cliponaxis=False would) and needs no room markers; `log` says which axes are
+        logarithmic.  A point outside the ranges is pinned to the edge."""
         xr, yr = _axis_ref(axis)
+        if ranges is not None:
+            (x0, x1), (y0, y1) = ranges
+            fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
+            fy = ((np.log10(y) if log[1] else y) - y0) / (y1 - y0)
+            return self._dot(float(np.clip(fx, 0, 1)), float(np.clip(fy, 0, 1)), f"{xr} domain",
+                             f"{yr} domain", name, marker, axis)
         rx, ry = np.asarray(room_x, float), np.asarray(room_y, float)
         ok = np.isfinite(rx) & np.isfinite(ry) & ((rx > 0) | (not self.log_x.get(axis, True)))
         if ok.any():
@@ -85,6 +98,11 @@ class Spec:
                            int(idx[np.argmin(ry[ok])]), int(idx[np.argmax(ry[ok])])})
             self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="", meta=ROOM_META,
                        marker={"size": marker.get("size", 16), "opacity": 0}, hoverinfo="skip", showlegend=False)
+        return self._dot(x, y, xr, yr, name, marker, axis)
+
+    def _dot(self, x: float, y: float, xref: str, yref: str, name: str, marker: dict[str, Any],
+             axis: int) -> Spec:
+        """now_point's legend-only trace and its dot: a path shape of the marker's size, anchored at (x, y)."""
         self.trace("scatter", axis=axis, x=[None], y=[None], mode="markers", name=name, marker=marker,
                    hoverinfo="skip", meta=NOW_META)
         r = marker.get("size", 16) / 2
@@ -94,7 +112,7 @@ class Spec:
         k = 0.5523 * r
         path = (f"M{r},0 C{r},{k} {k},{r} 0,{r} C{-k},{r} {-r},{k} {-r},0 "
                 f"C{-r},{-k} {-k},{-r} 0,{-r} C{k},{-r} {r},{-k} {r},0 Z")
-        self.shapes.append({"type": "path", "xref": xr, "yref": yr, "xsizemode": "pixel", "ysizemode": "pixel",
+        self.shapes.append({"type": "path", "xref": xref, "yref": yref, "xsizemode": "pixel", "ysizemode": "pixel",
                             "xanchor": x, "yanchor": y, "path": path, "name": NOW_META,
                             "fillcolor": marker.get("color"), "layer": "above",
                             "line": {"color": line.get("color", "white"), "width": line.get("width", 0)}})

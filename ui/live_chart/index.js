@@ -274,16 +274,27 @@ const TYPED = { f8: Float64Array, f4: Float32Array, i4: Int32Array, u4: Uint32Ar
                 i1: Int8Array, u1: Uint8Array, u1c: Uint8ClampedArray };
 const LAYOUT_ARRAYS = new Set(["tickvals", "ticktext", "categoryarray"]);
 
-function decodeTyped(spec) {
+// As plotly's decodeTypedArraySpec: one typed array, or for a 2-D shape "rows, cols" (numpy order) an
+// Array of rows (heatmap z).  Left to plotly otherwise (3-D), as it would then decode it anew on every
+// call, which for a heatmap means recomputing and redrawing the map (~30 ms) on every rerun.
+function decodeTyped(spec, dims) {
   const bin = atob(spec.bdata);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return new TYPED[spec.dtype](bytes.buffer);
+  const T = TYPED[spec.dtype];
+  if (dims.length < 2) return new T(bytes.buffer);
+  const [rows, cols] = dims;
+  const out = [];
+  for (let r = 0; r < rows; r++) out.push(new T(bytes.buffer, r * cols * T.BYTES_PER_ELEMENT, cols));
+  return out;
 }
+
+const flat = v => v === null || typeof v !== "object";
 
 function reuseArrays(node, prev, next) {
   if (Array.isArray(node)) {
-    if (node.every(v => v === null || typeof v !== "object")) {
+    // a list of numbers or text, or a list of such lists (2-D customdata, text, z)
+    if (node.every(flat) || node.every(v => Array.isArray(v) && v.every(flat))) {
       const key = "a" + JSON.stringify(node);
       const hit = prev.get(key) || node;
       next.set(key, hit);
@@ -293,10 +304,11 @@ function reuseArrays(node, prev, next) {
     return node;
   }
   if (node && typeof node === "object") {
+    const dims = node.shape === undefined ? [] : String(node.shape).split(",").map(Number);
     if (typeof node.bdata === "string" && typeof node.dtype === "string" && TYPED[node.dtype] &&
-        (node.shape === undefined || !String(node.shape).includes(","))) {
-      const key = `t${node.dtype}:${node.bdata}`;
-      const hit = prev.get(key) || decodeTyped(node);
+        dims.length <= 2 && dims.every(n => Number.isInteger(n) && n >= 0)) {
+      const key = `t${node.dtype}:${dims}:${node.bdata}`;
+      const hit = prev.get(key) || decodeTyped(node, dims);
       next.set(key, hit);
       return hit;
     }
