@@ -82,6 +82,13 @@ def test_pareto_has_a_point_per_fitting_batch(sys70):
     fit_trace = fig.data[0]
     assert len(fit_trace.x) == int(r.fits.sum())
     assert "tokens/s per user" in fig.layout.xaxis.title.text
+    # The current batch: a dot shape at (1, 2) with its legend entry; room markers at the frontier's
+    # extreme points (fitting or not) so that the dot is never clipped.
+    dot = [s for s in fig.layout.shapes if s.name == "now"]
+    assert len(dot) == 1 and (dot[0].xanchor, dot[0].yanchor) == (1.0, 2.0) and dot[0].xref == "x"
+    assert any(t.name == "B = 64" and list(t.x) == [None] for t in fig.data)
+    room = next(t for t in fig.data if t.meta == "now-room")
+    assert max(room.x) == r.tokens_per_s_per_user.max() and min(room.y) == r.tokens_per_s_per_chip.min()
 
 
 def test_duration_words():

@@ -209,8 +209,9 @@ def pareto(tps_user: np.ndarray, tps_chip: np.ndarray, batch: np.ndarray, fits: 
                      marker={"size": 6, "color": GREY}, customdata=batch[~f],
                      hovertemplate="B = %{customdata:.4g} (does not fit)<br>%{x:.4g} tok/s/user<br>"
                                    "%{y:.4g} tok/s/chip<extra></extra>")
-    spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"B = {now[2]:g}", marker=NOW_MARKER,
-                 hovertemplate="current: %{x:.4g} tok/s/user, %{y:.4g} tok/s/chip<extra></extra>")
+    # The current batch as a shape (a Batch move then redraws the dot, not the frontier), with room for
+    # it at every point of the frontier, fitting or not.
+    spec.now_point(now[0], now[1], name=f"B = {now[2]:g}", marker=NOW_MARKER, room_x=tps_user, room_y=tps_chip)
     spec.layout = base_layout(title, hovermode="closest", xaxis=axis("tokens/s per user (speed)", **DECADES),
                               yaxis=axis("tokens/s per chip (throughput)", **DECADES))
     return spec.figure()
