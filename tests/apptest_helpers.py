@@ -113,6 +113,17 @@ def trace(f: dict, start: str) -> dict:
     return next(t for t in f["data"] if (t.get("name") or "").startswith(start))
 
 
+def dot(f: dict, start: str) -> tuple[float, float]:
+    """The data point (x, y) of chart `f`'s current-value dot (ui.plot.Spec.now_point, a shape) whose
+    legend entry's name starts with `start`: dots and their legend traces pair up in order."""
+    from ui.export import dot_value
+    from ui.plot import NOW_META
+    legends = [t for t in f["data"] if t.get("meta") == NOW_META]
+    shapes = [s for s in f["layout"].get("shapes", []) if s.get("name") == NOW_META]
+    s = shapes[next(i for i, t in enumerate(legends) if (t.get("name") or "").startswith(start))]
+    return dot_value(f["layout"], s["xref"], s["xanchor"]), dot_value(f["layout"], s["yref"], s["yanchor"])
+
+
 def trace_names(at: AppTest) -> list[list[str]]:
     return [[t.get("name") for t in fig["data"]] for fig in charts(at)]
 

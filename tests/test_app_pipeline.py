@@ -10,7 +10,20 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, trace, written
+from tests.apptest_helpers import (
+    V1,
+    app,
+    arr,
+    assert_clean,
+    charts,
+    dot,
+    fig,
+    latex,
+    metric_list,
+    metrics,
+    trace,
+    written,
+)
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
@@ -114,8 +127,8 @@ def test_deepseek_on_gb200_cut_ratio_equals_model_and_cli(capsys):
     assert np.allclose(arr(preset["x"]), np.arange(1, 59))
     assert np.allclose(arr(preset["y"]), pipeline_cut_ratio(900e9, 50e9, 8, np.arange(1, 59)))
     assert arr(lecture["y"])[0] == pytest.approx(2.0)          # the lecture: (1/8)·2·8·1 = 2
-    cur = trace(f, "current")
-    assert cur["x"][0] == pytest.approx(58 / 4) and cur["y"][0] == pytest.approx(want)
+    x, y = dot(f, "current")             # a dot shape in the axes' domain, read back through the ranges
+    assert x == pytest.approx(58 / 4) and y == pytest.approx(want)
     assert not any("dense" in x.value for x in at.info)
     tex = latex(at)[2].value
     assert "50" in tex and "900" in tex and r"\frac{58}{4}" in tex and "12.9" in tex and "L_{moe}" in tex

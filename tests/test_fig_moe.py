@@ -34,8 +34,7 @@ def _comm_fig(system, fits=None):
     fits = r.fits[1] if fits is None else fits
     return g, at, r, fig_moe.comm_vs_gpus(g, at.t_scaleup_s, at.t_scaleout_s, at.t_comm_s, r.t_step_s[0],
                                           r.t_step_s[1], r.bound[1], fits, domain=72, g_now=64,
-                                          t_step_now=float(r.t_step_s[1][g == 64][0]),
-                                          t_comm_now=float(at.t_comm_s[g == 64][0]))
+                                          t_step_now=float(r.t_step_s[1][g == 64][0]))
 
 
 def test_comm_vs_gpus_validates_and_marks_the_domain_edge(dsv3_lecture):
@@ -58,8 +57,15 @@ def test_comm_vs_gpus_validates_and_marks_the_domain_edge(dsv3_lecture):
     # Times in ms; t_comm at G = 1 (no traffic leaves the GPU) is left out of the log plot.
     tc = np.asarray(next(t for t in fig.data if t.name == "t_comm (all-to-all)").y, float)
     assert np.isnan(tc[0]) and tc[g == 64][0] == pytest.approx(float(at.t_comm_s[g == 64][0]) * 1e3)
+    # The current G: a dot shape on the step curve at G = 64 (a G move redraws the dot, not the curves),
+    # its legend entry a point-less trace, room for it along the step curve.
     now = next(t for t in fig.data if t.name == "G = 64")
-    assert list(now.x) == [64]
+    assert list(now.x) == [None]
+    dot = [s for s in fig.layout.shapes if s.name == "now"]
+    assert len(dot) == 1 and dot[0].xanchor == 64
+    assert dot[0].yanchor == pytest.approx(float(r.t_step_s[1][g == 64][0]) * 1e3)
+    room = next(t for t in fig.data if t.meta == "now-room")
+    assert min(room.x) == 1 and max(room.x) == 512
 
 
 def test_comm_vs_gpus_jumps_past_the_domain(dsv3_lecture):
@@ -76,8 +82,7 @@ def test_comm_vs_gpus_no_scaleout_trace_when_nothing_leaves_the_domain(dsv3_lect
     at = cluster.moe_alltoall(dsv3_lecture, 64, gpus=g)
     r = decode_step(dsv3_lecture, 64, 0, chips=g, t_comm=np.stack([np.zeros_like(g), at.t_comm_s]))
     fig = fig_moe.comm_vs_gpus(g, at.t_scaleup_s, at.t_scaleout_s, at.t_comm_s, r.t_step_s[0], r.t_step_s[1],
-                               r.bound[1], np.zeros(g.shape, bool), domain=72, g_now=72, t_step_now=1e-3,
-                               t_comm_now=1e-5)
+                               r.bound[1], np.zeros(g.shape, bool), domain=72, g_now=72, t_step_now=1e-3)
     validate(fig)
     names = _names(fig)
     assert "scale-out network" not in names

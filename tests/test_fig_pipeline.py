@@ -84,8 +84,13 @@ def test_cut_ratio_curves_threshold_and_current_point():
     validate(fig)
     assert [t.name for t in fig.data][:2] == ["preset", "lecture"]
     assert fig.data[0].line.width == 4 and fig.data[1].line.width == 2 and fig.data[1].line.dash == "dash"
-    cur = fig.data[2]
-    assert cur.x[0] == pytest.approx(15.25) and cur.y[0] == pytest.approx(50 / 900 * 2 * 8 * 15.25)
+    # The current point: a dot shape anchored in the axes' domain (both ranges are set), at x = 15.25 on
+    # the linear [0, 62] and at its ratio on the log range; its legend entry a point-less trace.
+    assert fig.data[2].name.startswith("current") and list(fig.data[2].x) == [None]
+    dot = next(s for s in fig.layout.shapes if s.name == "now")
+    assert (dot.xref, dot.yref) == ("x domain", "y domain") and dot.xanchor == pytest.approx(15.25 / 62)
+    y0, y1 = fig.layout.yaxis.range
+    assert dot.yanchor == pytest.approx((np.log10(50 / 900 * 2 * 8 * 15.25) - y0) / (y1 - y0))
     # The ≥ 1 line, and the region under it shaded.
     assert [s.y0 for s in fig.layout.shapes if s.type == "line"] == [1.0]
     rect = next(s for s in fig.layout.shapes if s.type == "rect")

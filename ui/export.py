@@ -53,17 +53,18 @@ def _title(fig: go.Figure) -> str:
     return re.sub(r"<[^>]+>", "", t or "")
 
 
-def _dot_value(fig: go.Figure, ref: str, anchor: float) -> float:
-    """A now_point dot's data coordinate: its anchor, or, for a dot anchored at a fraction of an axis
-    domain ("x domain"), that fraction of the axis's explicit range (log10 units on a log axis), to 12
-    significant digits (the round trip through log10 leaves ~1e-15 of noise)."""
+def dot_value(layout: Any, ref: str, anchor: float) -> float:
+    """A now_point dot's data coordinate from its shape's ref and anchor, with `layout` the figure's
+    layout (a plotly Layout or its dict): the anchor itself, or, for a dot anchored at a fraction of an
+    axis domain ("x domain"), that fraction of the axis's explicit range (log10 units on a log axis), to
+    12 significant digits (the round trip through log10 leaves ~1e-15 of noise)."""
     if not ref.endswith(" domain"):
         return anchor
     name = ref.split()[0]
-    ax = fig.layout[name[0] + "axis" + name[1:]]
-    r0, r1 = ax.range
+    ax = layout[name[0] + "axis" + name[1:]]
+    r0, r1 = ax["range"]
     v = r0 + anchor * (r1 - r0)
-    return float(f"{10.0 ** v if ax.type == 'log' else v:.12g}")
+    return float(f"{10.0 ** v if ax['type'] == 'log' else v:.12g}")
 
 
 def figure_frame(fig: go.Figure) -> pd.DataFrame:
@@ -78,8 +79,8 @@ def figure_frame(fig: go.Figure) -> pd.DataFrame:
         if meta == NOW_META:                         # the dot is a shape; its trace only holds the legend entry
             dot = next(dots, None)
             if dot is not None:
-                rows.append(pd.DataFrame({"trace": [name], "x": [_dot_value(fig, dot.xref, dot.xanchor)],
-                                          "y": [_dot_value(fig, dot.yref, dot.yanchor)]}))
+                rows.append(pd.DataFrame({"trace": [name], "x": [dot_value(fig.layout, dot.xref, dot.xanchor)],
+                                          "y": [dot_value(fig.layout, dot.yref, dot.yanchor)]}))
             continue
         x, y = _arr(getattr(tr, "x", None)), _arr(getattr(tr, "y", None))
         z = _arr(getattr(tr, "z", None)) if hasattr(tr, "z") else None

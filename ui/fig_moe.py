@@ -88,7 +88,7 @@ def count_ticks(counts) -> dict:
 
 def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray, t_comm: np.ndarray,
                  t_step_no_comm: np.ndarray, t_step: np.ndarray, bound: np.ndarray, fits: np.ndarray, *,
-                 domain: float, g_now: float, t_step_now: float, t_comm_now: float,
+                 domain: float, g_now: float, t_step_now: float,
                  title: str = "All-to-all and step time against the GPUs an expert layer spans") -> go.Figure:
     """t_comm (and its scale-up / scale-out parts) and the step with and without it, against G (log–log).
 
@@ -115,9 +115,9 @@ def comm_vs_gpus(gpus: np.ndarray, t_scaleup: np.ndarray, t_scaleout: np.ndarray
                  hovertemplate="%{y:.4g} ms<extra>step without t_comm</extra>")
     fit_curve(spec, g, np.asarray(t_step, float) * ms, fits, name="step with t_comm",
               hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
-    spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
-                 hovertemplate=f"current G = {g_now:,.0f}: step %{{y:.4g}} ms, t_comm {t_comm_now * ms:.4g} ms"
-                               "<extra></extra>")
+    # The current G as a shape (a G move then redraws the dot, not the curves), room along the step curve.
+    spec.now_point(g_now, t_step_now * ms, name=f"G = {g_now:,.0f}", marker=NOW_MARKER, room_x=g,
+                   room_y=np.asarray(t_step, float) * ms)
     y_ticks = log_ticks(_positive(t_scaleup) * ms, _positive(t_scaleout) * ms, _positive(t_comm) * ms,
                         np.asarray(t_step_no_comm, float) * ms, np.asarray(t_step, float) * ms)
     spec.layout = base_layout(title, xaxis=axis("GPUs the expert layer spans, G (chips)", range=_log_range(g),
@@ -212,8 +212,8 @@ def tp_vs_gpus(gpus: np.ndarray, t_allreduce: np.ndarray, t_weights: np.ndarray,
                  hovertemplate="%{y:.4g} ms<extra>step, communication free</extra>")
     fit_curve(spec, g, np.asarray(t_step_tp, float) * ms, fits, name="step with the all-reduce",
               hover="G = %{x:,.0f}: %{y:.4g} ms", nofit_name=NOFIT)
-    spec.scatter(x=[g_now], y=[t_step_now * ms], name=f"G = {g_now:,.0f}", mode="markers", marker=NOW_MARKER,
-                 hovertemplate="current G: %{y:.4g} ms<extra></extra>")
+    spec.now_point(g_now, t_step_now * ms, name=f"G = {g_now:,.0f}", marker=NOW_MARKER, room_x=g,
+                   room_y=np.asarray(t_step_tp, float) * ms)
     y_ticks = log_ticks(np.asarray(t_weights, float) * ms, _positive(t_allreduce) * ms,
                         np.asarray(t_step_no_tp, float) * ms, np.asarray(t_step_tp, float) * ms)
     x_axis = axis("tensor-parallel GPUs G (chips)", range=_log_range(g), **count_ticks(g))

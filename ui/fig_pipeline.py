@@ -131,15 +131,17 @@ def cut_ratio_vs_layers(layers: np.ndarray, curves: Sequence[Curve], *, now: tup
         spec.scatter(x=L, y=r, mode="lines", name=name,
                      line={"color": color, "width": 4 if bold else 2, "dash": "solid" if bold else "dash"},
                      hovertemplate="%{x:.4g} MoE layers/stage: ratio %{y:.3g}<extra>" + name + "</extra>")
-    if now is not None and np.isfinite(now[1]) and now[1] > 0:
-        spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"current: {now[0]:.3g} per stage",
-                     marker=NOW_MARKER, cliponaxis=False,
-                     hovertemplate="current: %{x:.4g} per stage, ratio %{y:.3g}<extra></extra>")
+    has_now = now is not None and np.isfinite(now[1]) and now[1] > 0
+    if has_now:
         ys.append(np.array([now[1]]))
     vals = np.concatenate(ys) if ys else np.array([1.0])
     vals = vals[np.isfinite(vals) & (vals > 0)]
     lo = min(float(vals.min()) if vals.size else 1.0, 1.0) / 2.0
     hi = max(float(vals.max()) if vals.size else 1.0, 1.0) * 2.0
+    x_range, y_range = [0.0, float(L.max()) + 1.0], [float(np.log10(lo)), float(np.log10(hi))]
+    if has_now:   # a shape in the axes' domain (both ranges are set): a P move redraws the dot, not the curves
+        spec.now_point(now[0], now[1], name=f"current: {now[0]:.3g} per stage", marker=NOW_MARKER,
+                       ranges=(x_range, y_range), log=(False, True))
     spec.shapes.append({"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": lo, "y1": 1.0,
                         "fillcolor": BAD_FILL, "opacity": 0.10, "line": {"width": 0}, "layer": "below"})
     spec.hline(1.0, color="#333", dash="dash", width=2)
@@ -149,9 +151,8 @@ def cut_ratio_vs_layers(layers: np.ndarray, curves: Sequence[Curve], *, now: tup
                y_is_data=True, xanchor="right", yanchor="bottom", font={"size": FONT_SIZE - 3, "color": BAD_FILL})
     ticks = _log_ticks(lo, hi)
     spec.layout = base_layout(title, hovermode="closest",
-                              xaxis=axis(x_title, log=False,
-                                         range=[0.0, float(L.max()) + 1.0]),
-                              yaxis=axis("t_scaleup / t_scaleout [×]", range=[float(np.log10(lo)), float(np.log10(hi))],
+                              xaxis=axis(x_title, log=False, range=x_range),
+                              yaxis=axis("t_scaleup / t_scaleout [×]", range=y_range,
                                          tickvals=ticks, ticktext=[f"{t:g}" for t in ticks]))
     return spec.figure()
 

@@ -307,7 +307,6 @@ def step_moe(view: View) -> Shown:
     now = decode_step(s, B, T, chips=G, t_comm=now_at.t_comm_s)
     fig = fig_moe.comm_vs_gpus(g, at.t_scaleup_s, at.t_scaleout_s, at.t_comm_s, sw.t_step_s[0], sw.t_step_s[1],
                                sw.bound[1], sw.fits[1], domain=D, g_now=G, t_step_now=float(now.t_step_s),
-                               t_comm_now=float(now_at.t_comm_s),
                                title=f"{s.model.name}: all-to-all and step time against G (B = {B:g})")
     per = float(cluster.experts_per_gpu(E, G))
     tex = (rf"\text{{experts/GPU}} = \lceil E/G\rceil = \lceil {E}/{G}\rceil = {per:g},\qquad "

@@ -258,7 +258,7 @@ def moe_section() -> None:
     with c1:
         fig = comm_vs_gpus(g_grid, sweep_at.t_scaleup_s, sweep_at.t_scaleout_s, sweep_at.t_comm_s,
                            sweep.t_step_s[0], sweep.t_step_s[1], sweep.bound[1], sweep.fits[1], domain=D,
-                           g_now=G, t_step_now=float(now.t_step_s), t_comm_now=t_comm,
+                           g_now=G, t_step_now=float(now.t_step_s),
                            title=f"All-to-all and step time against G (B = {B:g})")
         export.chart(fig, key="moe_comm_vs_gpus")
         notes = []
