@@ -10,7 +10,7 @@ import pytest
 from model import Deployment, Precision, System
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
 from tests.figure_checks import validate
-from ui import fig_pipeline
+from ui import export, fig_pipeline
 from ui.figures import NOW_MARKER
 
 STAGES = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
@@ -66,8 +66,19 @@ def test_latency_vs_stages_two_axes_and_the_current_point():
                          "tokens/s of one replica (right axis)", "current P = 4"]
     assert np.allclose(fig.data[0].y, 11.7) and np.allclose(fig.data[1].y, lat)
     assert fig.data[2].yaxis == "y2" and np.allclose(fig.data[2].y, tps)
-    assert list(fig.data[3].x) == [4.0] and list(fig.data[3].y) == [pytest.approx(lat[3])]
-    assert list(fig.data[4].y) == [pytest.approx(tps[3])] and fig.data[4].yaxis == "y2"
+    # The current P: two dot shapes in the axes' domain (every range is set), a circle on the latency
+    # (left axis) and a square on the throughput (right axis, y2), read back through the ranges as the
+    # CSV does; the square's legend entry stays out of the legend.
+    dots = [s for s in fig.layout.shapes if s.name == "now"]
+    assert [(d.xref, d.yref) for d in dots] == [("x domain", "y domain"), ("x domain", "y2 domain")]
+    assert [export.dot_value(fig.layout, d.xref, d.xanchor) for d in dots] == [4.0, 4.0]
+    assert export.dot_value(fig.layout, "y domain", dots[0].yanchor) == pytest.approx(lat[3], rel=1e-9)
+    assert export.dot_value(fig.layout, "y2 domain", dots[1].yanchor) == pytest.approx(tps[3], rel=1e-9)
+    assert dots[0].path.startswith("M8.0,0 C") and dots[1].path == "M-8.0,-8.0 L8.0,-8.0 L8.0,8.0 L-8.0,8.0 Z"
+    assert list(fig.data[3].x) == [None] and fig.data[3].showlegend is not False
+    assert fig.data[4].name == "current P = 4, tok/s" and fig.data[4].showlegend is False
+    rows = export.figure_frame(fig)
+    assert rows[rows.trace == "current P = 4, tok/s"].y.item() == pytest.approx(tps[3], rel=1e-9)
     assert fig.layout.yaxis2.overlaying == "y" and fig.layout.yaxis2.side == "right"
     assert "[ms]" in fig.layout.yaxis.title.text and "[tok/s]" in fig.layout.yaxis2.title.text
     assert fig.layout.xaxis.type == "log" and list(fig.layout.xaxis.tickvals) == list(P)

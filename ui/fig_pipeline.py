@@ -97,20 +97,23 @@ def latency_vs_stages(stages: np.ndarray, latency_ms: np.ndarray, step_ms: float
                  yaxis="y2", line={"color": TPS_COLOR, "width": 3, "dash": "dash"},
                  marker={"size": 8, "color": TPS_COLOR, "symbol": "square"},
                  hovertemplate="%{y:.4g} tok/s<extra></extra>")
-    spec.scatter(x=[p_now], y=[latency_now_ms], mode="markers", name=f"current P = {p_now:g}", marker=NOW_MARKER,
-                 cliponaxis=False, hovertemplate="current P: %{y:.4g} ms<extra></extra>")
-    spec.scatter(x=[p_now], y=[tps_now], mode="markers", yaxis="y2", showlegend=False, cliponaxis=False,
-                 marker={**NOW_MARKER, "symbol": "square"}, hovertemplate="current P: %{y:.4g} tok/s<extra></extra>")
     lat_top = float(np.nanmax(np.append(np.asarray(latency_ms, float), step_ms)))
     tps_top = float(np.nanmax(np.asarray(tokens_per_s, float)))
+    x_range = [float(np.log10(P.min())) - 0.05, float(np.log10(P.max())) + 0.05]
+    y_range, y2_range = [0.0, 1.15 * lat_top], [0.0, 1.15 * tps_top]
+    # The current P on both curves as shapes in the axes' domain (every range is set): a P move redraws
+    # the two dots, not the chart.  The throughput dot (right axis) is square and out of the legend.
+    spec.now_point(p_now, latency_now_ms, name=f"current P = {p_now:g}", marker=NOW_MARKER,
+                   ranges=(x_range, y_range), log=(True, False))
+    spec.now_point(p_now, tps_now, name=f"current P = {p_now:g}, tok/s", marker=NOW_MARKER, y_axis="y2",
+                   ranges=(x_range, y2_range), log=(True, False), symbol="square", showlegend=False)
     ticks = [float(p) for p in P]
     spec.layout = base_layout(
         title, hovermode="x unified",
-        xaxis=axis("pipeline stages P", tickvals=ticks, ticktext=[_p_text(p) for p in ticks],
-                   range=[float(np.log10(P.min())) - 0.05, float(np.log10(P.max())) + 0.05]),
-        yaxis=_coloured(axis("per-token latency [ms]", log=False, range=[0.0, 1.15 * lat_top]), LATENCY_COLOR),
+        xaxis=axis("pipeline stages P", tickvals=ticks, ticktext=[_p_text(p) for p in ticks], range=x_range),
+        yaxis=_coloured(axis("per-token latency [ms]", log=False, range=y_range), LATENCY_COLOR),
         yaxis2=_coloured(axis("tokens/s of one replica [tok/s]", log=False, overlaying="y", side="right",
-                              showgrid=False, range=[0.0, 1.15 * tps_top], tickmode="auto"), TPS_COLOR),
+                              showgrid=False, range=y2_range, tickmode="auto"), TPS_COLOR),
         margin={"l": 80, "r": 90, "t": 60, "b": 110})
     return spec.figure()
 

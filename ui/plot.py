@@ -68,7 +68,8 @@ class Spec:
 
     def now_point(self, x: float, y: float, *, name: str, marker: dict[str, Any], room_x: Any = None,
                   room_y: Any = None, axis: int = 1, ranges: tuple[Any, Any] | None = None,
-                  log: tuple[bool, bool] = (True, True)) -> Spec:
+                  log: tuple[bool, bool] = (True, True), y_axis: str | None = None, symbol: str = "circle",
+                  showlegend: bool = True) -> Spec:
         """The "current value" dot at data (x, y), drawn as a layout shape, not as a one-point trace.
 
         Why: a trace whose data changes makes Plotly.react recompute and redraw the whole chart
@@ -82,14 +83,19 @@ class Spec:
         on a log axis, as plotly's `range`), the dot is anchored at its fraction of each axis domain
         instead (plotly clips no shape placed in domain units, so a dot on the plot's edge stays whole,
         as a marker with cliponaxis=False would) and needs no room markers; `log` says which axes are
-        logarithmic.  A point outside the ranges is pinned to the edge."""
+        logarithmic, `y_axis` names another y axis of the subplot ("y2", one overlaying it) whose range
+        `ranges[1]` is.  A point outside the ranges is pinned to the edge.
+
+        `symbol`: "circle" or "square"; `showlegend=False` keeps the legend entry out of the legend (the
+        point-less trace stays, so the dot's CSV row keeps its name)."""
         xr, yr = _axis_ref(axis)
+        yr = y_axis or yr
         if ranges is not None:
             (x0, x1), (y0, y1) = ranges
             fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
             fy = ((np.log10(y) if log[1] else y) - y0) / (y1 - y0)
             return self._dot(float(np.clip(fx, 0, 1)), float(np.clip(fy, 0, 1)), f"{xr} domain",
-                             f"{yr} domain", name, marker, axis)
+                             f"{yr} domain", name, marker, axis, symbol, showlegend)
         rx, ry = np.asarray(room_x, float), np.asarray(room_y, float)
         ok = np.isfinite(rx) & np.isfinite(ry) & ((rx > 0) | (not self.log_x.get(axis, True)))
         if ok.any():
@@ -98,20 +104,24 @@ class Spec:
                            int(idx[np.argmin(ry[ok])]), int(idx[np.argmax(ry[ok])])})
             self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="", meta=ROOM_META,
                        marker={"size": marker.get("size", 16), "opacity": 0}, hoverinfo="skip", showlegend=False)
-        return self._dot(x, y, xr, yr, name, marker, axis)
+        return self._dot(x, y, xr, yr, name, marker, axis, symbol, showlegend)
 
     def _dot(self, x: float, y: float, xref: str, yref: str, name: str, marker: dict[str, Any],
-             axis: int) -> Spec:
+             axis: int, symbol: str = "circle", showlegend: bool = True) -> Spec:
         """now_point's legend-only trace and its dot: a path shape of the marker's size, anchored at (x, y)."""
-        self.trace("scatter", axis=axis, x=[None], y=[None], mode="markers", name=name, marker=marker,
-                   hoverinfo="skip", meta=NOW_META)
+        self.trace("scatter", axis=axis, x=[None], y=[None], mode="markers", name=name,
+                   marker={**marker, "symbol": symbol}, hoverinfo="skip", meta=NOW_META,
+                   **({} if showlegend else {"showlegend": False}))
         r = marker.get("size", 16) / 2
         line = marker.get("line", {})
-        # A path, not type="circle": plotly coerces a circle's x0/x1 through a log axis even in pixel mode,
-        # clamping -r to 0 (a half-size dot off centre).  Four Bézier quarters (plotly's paths have no arcs).
-        k = 0.5523 * r
-        path = (f"M{r},0 C{r},{k} {k},{r} 0,{r} C{-k},{r} {-r},{k} {-r},0 "
-                f"C{-r},{-k} {-k},{-r} 0,{-r} C{k},{-r} {r},{-k} {r},0 Z")
+        if symbol == "square":   # plotly's square marker spans 2r × 2r
+            path = f"M{-r},{-r} L{r},{-r} L{r},{r} L{-r},{r} Z"
+        else:
+            # A path, not type="circle": plotly coerces a circle's x0/x1 through a log axis even in pixel
+            # mode, clamping -r to 0 (a half-size dot off centre).  Four Bézier quarters (no arcs in paths).
+            k = 0.5523 * r
+            path = (f"M{r},0 C{r},{k} {k},{r} 0,{r} C{-k},{r} {-r},{k} {-r},0 "
+                    f"C{-r},{-k} {-k},{-r} 0,{-r} C{k},{-r} {r},{-k} {r},0 Z")
         self.shapes.append({"type": "path", "xref": xref, "yref": yref, "xsizemode": "pixel", "ysizemode": "pixel",
                             "xanchor": x, "yanchor": y, "path": path, "name": NOW_META,
                             "fillcolor": marker.get("color"), "layer": "above",
