@@ -231,7 +231,7 @@ table = pd.DataFrame({f"Config {i}" + (" ⚠" if v.uncertain else ""): [f(v, res
                       for i, v in views.items()}, index=list(rows))
 st.subheader("Key numbers")
 st.table(table)
-st.download_button("⬇ CSV", data=table.to_csv(index_label="quantity"), file_name="compare_key_numbers.csv",
+st.download_button("⬇ CSV", data=lambda: table.to_csv(index_label="quantity"), file_name="compare_key_numbers.csv",
                    mime="text/csv", key="cmp_table__csv", on_click="ignore", help="This table as CSV.")
 st.caption("B*: the batch where matmul time equals memory time (lecture §2.2: ≈ 300 × sparsity with bf16 weights "
            "and FLOP/s; the lecture-mode closed form, model.system_balance_batch). Cost at B*(T): the cheapest "

@@ -13,7 +13,6 @@ The KV-cache page (views/kv_cache.py) has the batch × context bound map and the
 import itertools
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from model import KVLayout, decode_step, kv_crossover_context
@@ -27,7 +26,7 @@ from model.context import (
     generations,
 )
 from model.presets import hardware_presets
-from ui import export, fig_context, metrics
+from ui import export, fig_context, metrics, tables
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int, tex_num
 from ui.fig_context import Curve, Series
@@ -225,11 +224,11 @@ if len(gens16.keys):
         dtype=LECTURE_RATIO_DTYPE,
         title=f"FLOP/s ÷ HBM bytes/s of each chip preset ({LECTURE_RATIO_DTYPE} FLOP/s, datasheet)")
     export.chart(fig, key="cx_ratio")
-    st.dataframe(pd.DataFrame({
+    tables.dataframe({
         "chip": [short_name(n) for n in gens16.names], "announced": list(gens16.date),
         f"{LECTURE_RATIO_DTYPE} FLOP/s": [f"{v / 1e12:,.0f} T" for v in gens16.flops],
         "HBM bandwidth": [f"{v / 1e12:.3g} TB/s" for v in gens16.hbm_bandwidth],
-        "F/bw [FLOP/B]": [round(float(v)) for v in r16]}), hide_index=True, width="stretch", height=250)
+        "F/bw [FLOP/B]": [round(float(v)) for v in r16]}, width="stretch", height=250)
     lec = [(short_name(gens16.names[gens16.keys.index(k)]), float(r16[gens16.keys.index(k)]))
            for k in LECTURE_RATIO_CHIPS if k in gens16.keys]
     steps = " → ".join(f"{n} **{v:.0f}**" for n, v in lec)

@@ -6,12 +6,11 @@ as batches or solved from a quoted speedup and price multiple (default: a price 
 """
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits, presets, system_balance_batch
 from model.economics import fast_mode_batches, fast_mode_forward
-from ui import dials, export, metrics
+from ui import dials, export, metrics, tables
 from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
 from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_panels
@@ -269,7 +268,7 @@ else:
     b_spread, which = view.batch, "the sidebar's batch: no standard batch was solved"
 spread = decode_step(s, b_spread, T, chips=chip_counts)     # one call: every chip count at once
 base_t, base_u = float(spread.t_step_s[0]), float(spread.usd_per_mtok[0])
-table = pd.DataFrame({
+table = {
     "chips C": [f"{c:g}" + (" (now)" if i == 0 else "") for i, c in enumerate(chip_counts)],
     "time per token [ms]": spread.t_step_s * 1e3,
     "speed per user [tok/s]": spread.tokens_per_s_per_user,
@@ -277,14 +276,14 @@ table = pd.DataFrame({
     "speedup [×]": base_t / spread.t_step_s,
     "price multiple [×]": spread.usd_per_mtok / base_u,
     "fits in HBM": spread.fits,
-})
+}
 st.markdown(f"Same batch B = {batch_text(b_spread)} ({which}) at T = {tokens(T)}, split over more chips of one "
             f"scale-up domain ({s.hardware.name}: {domain} chips). Every term of the step divides by C, so "
             "speed grows with C while chip-hours per token stay the same: **speed without the price**, "
             "up to the domain's size (lecture §1.7)."
             + (f" Compare fast mode: **{fm.speedup:.3g}×** speed for **{fm.price_multiple:.3g}×** price."
                if solved else ""))
-st.dataframe(table, hide_index=True, key="spread_table",
+tables.dataframe(table, key="spread_table",
              column_config={"time per token [ms]": st.column_config.NumberColumn(format="%.3g"),
                             "speed per user [tok/s]": st.column_config.NumberColumn(format="%.4g"),
                             "cost [$/Mtok]": st.column_config.NumberColumn(format="$%.3g"),
@@ -317,7 +316,7 @@ if offers:
                                                      if "fast_speedup" in p.meta and p.meta["fast_speedup"].note
                                                      else ""),
     } for p in offers.values()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="offers_table",
+    tables.dataframe(rows, key="offers_table",
                  column_config={"standard output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
                                 "fast output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
                                 "price multiple [×]": st.column_config.NumberColumn(format="%.3g"),

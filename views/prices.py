@@ -14,7 +14,7 @@ import streamlit as st
 
 from model import decode_step, presets, pricing
 from model.specs import DTYPE_BYTES
-from ui import export, fig_prices, metrics
+from ui import export, fig_prices, metrics, tables
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
@@ -369,7 +369,7 @@ if fast_offers:
         "prices": f"${p.output_usd_per_mtok:g} → ${p.fast_output_usd_per_mtok:g} out/Mtok",
         "date, source": said(p, pricing.USES["fast"], markdown=False),
     } for j, (k, p) in enumerate(offers.items()) if k in fast_offers]
-    st.dataframe(pd.DataFrame(fast_rows), hide_index=True, key="prices_fast_table",
+    tables.dataframe(fast_rows, key="prices_fast_table",
                  column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
                                 ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
                                  "B_fast / B*")})
@@ -406,8 +406,7 @@ for j, k in enumerate(table.keys):
         "uncertain": ", ".join(table.uncertain[j]) or "",
         "source": short_source(p.meta["input_usd_per_mtok"].source),
     })
-df = pd.DataFrame(rows)
-st.dataframe(df, hide_index=True, key="prices_table", height=35 * (len(df) + 1) + 3,
+tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
              column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
                             "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
                             "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
@@ -418,5 +417,6 @@ st.caption(f"One row per price preset (presets/prices.yaml), at its date and sou
            f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
            "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
            "relying on a price.")
-st.download_button("Download the table (CSV)", df.to_csv(index=False), file_name="prices_decoded.csv",
+st.download_button("Download the table (CSV)", lambda: pd.DataFrame(rows).to_csv(index=False),
+                   file_name="prices_decoded.csv",
                    mime="text/csv", on_click="ignore", key="prices_csv")

@@ -15,7 +15,7 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
-from ui import dials, export, fig_reality, metrics
+from ui import dials, export, fig_reality, metrics, tables
 from ui.dials import choice_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.format import number, tokens
@@ -309,7 +309,7 @@ else:
             "miss ×": [round(float(10 ** r), 2) for r in fit.residual_log10],
             "source": [f"{items[keys[j]].publisher}, {_date(items[keys[j]])}" for j in idx]}
     with st.expander(f"The {len(idx)} selected measurements: measured, ideal, fitted"):
-        st.dataframe(rows, hide_index=True, width="stretch")
+        tables.dataframe(rows, width="stretch")
 
     # ------------------------------------------------------------ the chosen measurement's setup and sources
     unc = presets.uncertain_fields(m)
