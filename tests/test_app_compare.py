@@ -21,7 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, written
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
 
@@ -183,9 +183,9 @@ def test_three_configs_table_and_charts_equal_the_model():
     assert [t["line"]["color"] for t in ls] == list(CONFIG_COLORS)
     sweep = decode_step(b200, arr(ls[2]["x"]), T)
     assert np.allclose(arr(ls[2]["y"])[sweep.fits], sweep.t_step_s[sweep.fits] * 1e3)
-    marks = [t for t in f["data"] if t.get("mode") == "markers" and t["x"] == [64.0]]
-    assert len(marks) == 3                                  # each config's value at the sidebar's batch
-    assert marks[2]["y"][0] == pytest.approx(float(decode_step(b200, B, T).t_step_s) * 1e3)
+    marks = [dot(f, f"{i}:") for i in (1, 2, 3)]          # each config's value at the sidebar's batch
+    assert [x for x, _ in marks] == [pytest.approx(64.0)] * 3
+    assert marks[2][1] == pytest.approx(float(decode_step(b200, B, T).t_step_s) * 1e3)
     for tex in (r"B^*_3 &= 562 \times 18.1 \times \frac{1}{2} = 5{,}101", r"t_{floor,2}"):
         assert any(tex in x.value for x in latex(at)), tex
     assert written(at) == {"cmp_2": LECTURE, "cmp_3": B200_FP8}

@@ -139,7 +139,21 @@ def test_vs_batch_has_one_curve_and_marker_per_config(n):
     assert [t.line.color for t in lines] == list(CONFIG_COLORS[:n])
     for t, c in zip(lines, curves):
         assert np.allclose(t.y, c.y) and np.allclose(t.x, B)
-    assert [(t.x[0], t.y[0], t.marker.symbol) for t in dots] == [(B[10], c.y_now, c.symbol) for c in curves]
+    # the current values are dot shapes, not marker traces (only their legend entries and the invisible
+    # room markers are marker traces, neither with a point to show)
+    assert all(t.meta in ("now", "now-room") for t in dots)
+    assert all(list(t.x) == [None] for t in dots if t.meta == "now")
+    # one dot per config: x at B[10]'s fraction of the log x range, y at the config's value, its symbol
+    shapes = [s for s in fig.layout.shapes if s.name == "now"]
+    x0, x1 = fig.layout.xaxis.range
+    assert [(s.xref, s.yref) for s in shapes] == [("x domain", "y")] * n
+    assert [s.xanchor for s in shapes] == [pytest.approx((np.log10(B[10]) - x0) / (x1 - x0))] * n
+    assert [s.yanchor for s in shapes] == [c.y_now for c in curves]
+    assert [s.path.startswith({"circle": "M7.5,0 C", "square": "M-7.5,-7.5 L", "diamond": "M9.75,0 L"}[c.symbol])
+            for s, c in zip(shapes, curves)] == [True] * n
+    legend = [t for t in fig.data if t.meta == "now"]
+    assert [t.name for t in legend] == [f"{c.label} at B = {B[10]:.3g}" for c in curves]
+    assert all(t.showlegend is False for t in legend)
     # one B* line per config in its colour, plus the grey current-batch line
     vlines = [s for s in fig.layout.shapes if s.type == "line"]
     assert sorted((s.x0, s.line.color) for s in vlines if s.line.color in CONFIG_COLORS) == \

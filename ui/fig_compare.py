@@ -193,11 +193,11 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
                          hovertemplate=f"{x_symbol} = {x_fmt}: %{{y:.4g}} {unit}, does not fit in HBM"
                                        f"<extra>{c.label}</extra>")
         if np.isfinite(c.y_now):
-            spec.scatter(x=[x_now], y=[c.y_now], name=f"{c.label} at {now_label}", mode="markers",
-                         legendgroup=c.label, showlegend=False, cliponaxis=False,
-                         marker={"size": 15, "color": c.color, "symbol": c.symbol,
-                                 "line": {"width": 2, "color": "white"}},
-                         hovertemplate=f"{now_label}: %{{y:.4g}} {unit}<extra>{c.label}</extra>")
+            # A dot shape, x at its fraction of the set x range (so it is whole at B = 1 or 65,536), y in
+            # data units along the curve: a move of the sidebar's x redraws the dots, not the curves.
+            spec.now_point(x_now, c.y_now, name=f"{c.label} at {now_label}", symbol=c.symbol, showlegend=False,
+                           marker={"size": 15, "color": c.color, "line": {"width": 2, "color": "white"}},
+                           ranges=([float(np.log10(lo)), float(np.log10(hi))], None), room_x=x, room_y=c.y)
         for text, xm in c.marks:
             if xm is not None and np.isfinite(xm) and lo <= xm <= hi:
                 mark(spec, float(xm), text, c.color, y=0.9 - 0.09 * n_marks, x_range=(lo, hi))

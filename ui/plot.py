@@ -86,16 +86,32 @@ class Spec:
         logarithmic, `y_axis` names another y axis of the subplot ("y2", one overlaying it) whose range
         `ranges[1]` is.  A point outside the ranges is pinned to the edge.
 
-        `symbol`: "circle" or "square"; `showlegend=False` keeps the legend entry out of the legend (the
-        point-less trace stays, so the dot's CSV row keeps its name)."""
+        With `ranges = (x_range, None)` only x is anchored in its domain (a set range) and y stays in data
+        units (an autoranged axis: room markers keep room along y); plotly clips such a dot on neither
+        side edge either.
+
+        `symbol`: "circle", "square" or "diamond", as plotly's markers of that size; `showlegend=False`
+        keeps the legend entry out of the legend (the point-less trace stays, so the dot's CSV row keeps
+        its name)."""
         xr, yr = _axis_ref(axis)
         yr = y_axis or yr
+        if ranges is not None and ranges[1] is None:
+            (x0, x1) = ranges[0]
+            fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
+            self._room(room_x, room_y, marker, axis)
+            return self._dot(float(np.clip(fx, 0, 1)), y, f"{xr} domain", yr, name, marker, axis, symbol,
+                             showlegend)
         if ranges is not None:
             (x0, x1), (y0, y1) = ranges
             fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
             fy = ((np.log10(y) if log[1] else y) - y0) / (y1 - y0)
             return self._dot(float(np.clip(fx, 0, 1)), float(np.clip(fy, 0, 1)), f"{xr} domain",
                              f"{yr} domain", name, marker, axis, symbol, showlegend)
+        self._room(room_x, room_y, marker, axis)
+        return self._dot(x, y, xr, yr, name, marker, axis, symbol, showlegend)
+
+    def _room(self, room_x: Any, room_y: Any, marker: dict[str, Any], axis: int) -> None:
+        """Invisible markers of the dot's size at the extreme points of (room_x, room_y)."""
         rx, ry = np.asarray(room_x, float), np.asarray(room_y, float)
         ok = np.isfinite(rx) & np.isfinite(ry) & ((rx > 0) | (not self.log_x.get(axis, True)))
         if ok.any():
@@ -104,7 +120,6 @@ class Spec:
                            int(idx[np.argmin(ry[ok])]), int(idx[np.argmax(ry[ok])])})
             self.trace("scatter", axis=axis, x=rx[ends], y=ry[ends], mode="markers", name="", meta=ROOM_META,
                        marker={"size": marker.get("size", 16), "opacity": 0}, hoverinfo="skip", showlegend=False)
-        return self._dot(x, y, xr, yr, name, marker, axis, symbol, showlegend)
 
     def _dot(self, x: float, y: float, xref: str, yref: str, name: str, marker: dict[str, Any],
              axis: int, symbol: str = "circle", showlegend: bool = True) -> Spec:
@@ -116,6 +131,9 @@ class Spec:
         line = marker.get("line", {})
         if symbol == "square":   # plotly's square marker spans 2r × 2r
             path = f"M{-r},{-r} L{r},{-r} L{r},{r} L{-r},{r} Z"
+        elif symbol == "diamond":   # and its diamond 2.6r corner to corner
+            d = round(1.3 * r, 3)
+            path = f"M{d},0 L0,{d} L{-d},0 L0,{-d} Z"
         else:
             # A path, not type="circle": plotly coerces a circle's x0/x1 through a log axis even in pixel
             # mode, clamping -r to 0 (a half-size dot off centre).  Four Bézier quarters (no arcs in paths).
