@@ -95,20 +95,16 @@ class Spec:
         its name)."""
         xr, yr = _axis_ref(axis)
         yr = y_axis or yr
-        if ranges is not None and ranges[1] is None:
-            (x0, x1) = ranges[0]
-            fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
-            self._room(room_x, room_y, marker, axis)
-            return self._dot(float(np.clip(fx, 0, 1)), y, f"{xr} domain", yr, name, marker, axis, symbol,
-                             showlegend)
+        xref, yref = xr, yr
         if ranges is not None:
-            (x0, x1), (y0, y1) = ranges
-            fx = ((np.log10(x) if log[0] else x) - x0) / (x1 - x0)
-            fy = ((np.log10(y) if log[1] else y) - y0) / (y1 - y0)
-            return self._dot(float(np.clip(fx, 0, 1)), float(np.clip(fy, 0, 1)), f"{xr} domain",
-                             f"{yr} domain", name, marker, axis, symbol, showlegend)
-        self._room(room_x, room_y, marker, axis)
-        return self._dot(x, y, xr, yr, name, marker, axis, symbol, showlegend)
+            (x0, x1), y_range = ranges
+            x, xref = float(np.clip(((np.log10(x) if log[0] else x) - x0) / (x1 - x0), 0, 1)), f"{xr} domain"
+            if y_range is not None:
+                y0, y1 = y_range
+                y, yref = float(np.clip(((np.log10(y) if log[1] else y) - y0) / (y1 - y0), 0, 1)), f"{yr} domain"
+        if yref == yr:            # y on an autoranged axis: leave room for the dot along the curve
+            self._room(room_x, room_y, marker, axis)
+        return self._dot(x, y, xref, yref, name, marker, axis, symbol, showlegend)
 
     def _room(self, room_x: Any, room_y: Any, marker: dict[str, Any], axis: int) -> None:
         """Invisible markers of the dot's size at the extreme points of (room_x, room_y)."""

@@ -284,11 +284,11 @@ st.markdown(f"Same batch B = {batch_text(b_spread)} ({which}) at T = {tokens(T)}
             + (f" Compare fast mode: **{fm.speedup:.3g}×** speed for **{fm.price_multiple:.3g}×** price."
                if solved else ""))
 tables.dataframe(table, key="spread_table",
-             column_config={"time per token [ms]": st.column_config.NumberColumn(format="%.3g"),
-                            "speed per user [tok/s]": st.column_config.NumberColumn(format="%.4g"),
-                            "cost [$/Mtok]": st.column_config.NumberColumn(format="$%.3g"),
-                            "speedup [×]": st.column_config.NumberColumn(format="%.3g"),
-                            "price multiple [×]": st.column_config.NumberColumn(format="%.3g")})
+                 column_config={"time per token [ms]": st.column_config.NumberColumn(format="%.3g"),
+                                "speed per user [tok/s]": st.column_config.NumberColumn(format="%.4g"),
+                                "cost [$/Mtok]": st.column_config.NumberColumn(format="$%.3g"),
+                                "speedup [×]": st.column_config.NumberColumn(format="%.3g"),
+                                "price multiple [×]": st.column_config.NumberColumn(format="%.3g")})
 if len(chip_counts) == 1:
     st.info(f"C = {C:g} already fills {s.hardware.name}'s scale-up domain ({domain} chips): going wider "
             "means the slower scale-out network.")
@@ -317,10 +317,10 @@ if offers:
                                                      else ""),
     } for p in offers.values()]
     tables.dataframe(rows, key="offers_table",
-                 column_config={"standard output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
-                                "fast output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
-                                "price multiple [×]": st.column_config.NumberColumn(format="%.3g"),
-                                "quoted speedup [×]": st.column_config.NumberColumn(format="%.3g")})
+                     column_config={"standard output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
+                                    "fast output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
+                                    "price multiple [×]": st.column_config.NumberColumn(format="%.3g"),
+                                    "quoted speedup [×]": st.column_config.NumberColumn(format="%.3g")})
     st.caption("Price multiple = fast ÷ standard output price, from the presets. API prices carry margin and "
                "prefill, so only the ratios are comparable with the roofline above. Quoted speedups are "
                "'up to' figures. Check the vendor's page before relying on a price.")

@@ -370,9 +370,9 @@ if fast_offers:
         "date, source": said(p, pricing.USES["fast"], markdown=False),
     } for j, (k, p) in enumerate(offers.items()) if k in fast_offers]
     tables.dataframe(fast_rows, key="prices_fast_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
-                                ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
-                                 "B_fast / B*")})
+                     column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                                    ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
+                                     "B_fast / B*")})
     st.caption("Multiples from the presets' fast-mode prices; batches as multiples of the balance batch B* "
                "(no KV, DESIGN.md). Quoted speedups are 'up to' figures.")
 else:
@@ -407,12 +407,12 @@ for j, k in enumerate(table.keys):
         "source": short_source(p.meta["input_usd_per_mtok"].source),
     })
 tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
-             column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
-                            "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
-                            "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
-                            "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
-                            "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
-                            "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
+                 column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
+                                "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
+                                "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
+                                "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
+                                "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
+                                "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
 st.caption(f"One row per price preset (presets/prices.yaml), at its date and source. Implied KV uses the dials: "
            f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
            "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
