@@ -64,3 +64,34 @@ def test_the_same_tex_twice_in_one_run_is_two_elements_in_every_run():
     at.button[0].click().run()               # a second run: the repeat key is counted afresh
     assert_clean(at)
     assert latex(at) == ["x = 1", "x = 1", "y = 2"]
+
+
+def _changing_tex():
+    import streamlit as st
+
+    from ui.live_tex import latex as tex
+    n = st.number_input("n", value=1)
+    tex(rf"x = {n}")                 # changes with the input
+    for i in range(2):
+        tex(rf"y_{i} = {n}")         # one line, two equations
+    if n > 1:
+        tex(r"z")                    # only sometimes
+    tex(r"w = 0")                    # never changes
+
+
+def _tex_ids(at) -> list[str]:
+    return [el.proto.id for el in at.get("bidi_component") if live_tex.is_tex(el.proto)]
+
+
+def test_an_equation_keeps_its_element_id_when_its_tex_changes():
+    """The key is the page line (and its count in the run), not the TeX: the frontend then keeps the
+    element and KaTeX redraws it in place, instead of removing it and mounting a new one."""
+    at = AppTest.from_function(_changing_tex).run()
+    assert_clean(at)
+    before = _tex_ids(at)
+    assert latex(at) == ["x = 1", "y_0 = 1", "y_1 = 1", "w = 0"] and len(set(before)) == 4
+    at.number_input[0].set_value(2).run()
+    assert_clean(at)
+    assert latex(at) == ["x = 2", "y_0 = 2", "y_1 = 2", "z", "w = 0"]
+    after = _tex_ids(at)
+    assert after[:3] == before[:3] and after[4] == before[3] and after[3] not in before
