@@ -23,6 +23,28 @@ def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
     return out
 
 
+def element_places(at: AppTest) -> dict[tuple[int, ...], str]:
+    """{delta path: what the element there is} for every element on the page (blocks' children in
+    order): its type, with a v2 component's name and id (the chart and equation elements are keyed)."""
+    out = {}
+
+    def walk(node, path):
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            out[path] = f"block:{getattr(node, 'type', '')}"
+            for i, child in children.items():
+                walk(child, (*path, i))
+        else:
+            kind = str(getattr(node, "type", type(node).__name__))
+            proto = getattr(node, "proto", None)
+            if kind == "bidi_component" and proto is not None:
+                kind += f":{proto.component_name}:{proto.id}"
+            out[path] = kind
+
+    walk(at._tree, ())
+    return out
+
+
 def dial_moves(at: AppTest) -> list[tuple[str, str, object]]:
     """(where, key, value): each keyed slider of the page body and the sidebar's batch and context
     sliders, at the ends of their ranges."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tests.apptest_helpers import PAGES, app, assert_clean
-from tests.chart_places import chart_places, dial_moves
+from tests.chart_places import chart_places, dial_moves, element_places
 
 CHART_PAGES = [p for p in PAGES if p != "custom"]
 
@@ -35,3 +35,24 @@ def test_dial_moves_keep_every_chart_in_its_place(page):
         now = chart_places(moved)
         shifted = {k.rsplit("-", 1)[-1]: (base[k], now[k]) for k in base.keys() & now.keys() if base[k] != now[k]}
         assert not shifted, f"/{page}, {key} = {value!r}: charts moved (path before, after): {shifted}"
+
+
+@pytest.mark.parametrize("page", CHART_PAGES)
+def test_dial_moves_keep_every_element_in_its_place(page):
+    """The same for every element, not only charts: where an element of another kind takes an
+    element's place, the frontend removes the one and mounts the other, and so on down the page
+    (Fast mode: a note that came and went with the context remounted the heading, the text and the
+    table under it, each move).  An element of the same kind in the same place is updated in place;
+    elements that only appear, or go, at the end of a block (a notice slot) move nothing."""
+    at = app(page=page)
+    assert_clean(at)
+    base = element_places(at)
+    for where, key, value in dial_moves(at):
+        moved = app(page=page)
+        root = moved.main if where == "main" else moved.sidebar
+        widget = next(w for w in [*root.select_slider, *root.slider] if w.key == key)
+        widget.set_value(value).run()
+        assert_clean(moved)
+        now = element_places(moved)
+        changed = {p: (base[p], now[p]) for p in sorted(base.keys() & now.keys()) if base[p] != now[p]}
+        assert not changed, f"/{page}, {key} = {value!r}: another element in these places (before, after): {changed}"

@@ -53,14 +53,13 @@ latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac
       rf"\cdot\frac{{\text{{bytes/param}}}}{{2}} = {F / bw:.0f} \times {s.model.sparsity:.3g}"
       rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {tex_int(b_star0)}")
 kv_t = float(s.kv_read(T)) if T > 0 else 0.0
-if np.isfinite(b_star_kv):
-    latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
-          rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
-          rf"{tex_num(kv_t / bw, 's')}}} = {tex_int(b_star_kv)}")
-else:
-    latex(rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
-          rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
-          r"\text{memory-bound at every batch}")
+# one latex() line for both cases: an equation's element is keyed by the line that draws it
+latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
+      rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
+      rf"{tex_num(kv_t / bw, 's')}}} = {tex_int(b_star_kv)}" if np.isfinite(b_star_kv) else
+      rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
+      rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
+      r"\text{memory-bound at every batch}")
 # The step time as the roofline mode in force combines it (DESIGN.md "The physics",
 # model.roofline.combine), each side with today's number: the printed terms give the printed t_step.
 # t_comm and the pipeline hops appear only when they are not zero.

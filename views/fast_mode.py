@@ -229,8 +229,9 @@ if ss["fm"] == "quote":
     bf0 = b_star0 / Pm
     latex(rf"B_{{std}} = S\cdot B^* = {S:.3g} \times {_tex_n(b_star0)} = {_tex_n(S * b_star0)},\qquad "
           rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = \frac{{{_tex_n(b_star0)}}}{{{Pm:.3g}}} = {_tex_n(bf0)}")
+    no_ref = st.container()         # a fixed slot: a note that comes and goes leaves the elements below in place
     if ref0 is not None and ref0.batch_standard is None:
-        st.caption(f"Even without KV there is no such fast mode here: {ref0.reason}.")
+        no_ref.caption(f"Even without KV there is no such fast mode here: {ref0.reason}.")
     st.markdown(f"**With KV at T = {tokens(T)}** each sequence also reads kv(T) = {bytes_(kv_t)} per step, so "
                 "t(B) is no longer two straight lines meeting at $B^*$; the pair is solved **numerically** "
                 "(model.economics.fast_mode_batches)"
@@ -238,13 +239,12 @@ if ss["fm"] == "quote":
     lhs = (r"t(B) = \max\!\Big(\tfrac{2N_aB}{CF},\ \tfrac{W + B\,kv(T)}{C\,bw}\Big)" if mode == "lecture" else
            r"t(B) = \max\!\Big(\tfrac{2N_aB}{CF},\ \tfrac{W}{C\,bw}\Big) + \max\!\Big(t_{attn},\ "
            r"\tfrac{B\,kv(T)}{C\,bw}\Big)")
-    if solved:
-        latex(lhs + rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
-              rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
-              rf"B_{{fast}} = {_tex_n(fm.batch_fast)}")
-    else:
-        latex(lhs + r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
-                       r"\;\Rightarrow\;\text{no solution}")
+    # one latex() line for both outcomes: an equation's element is keyed by the line that draws it
+    latex(lhs + (rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
+                 rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
+                 rf"B_{{fast}} = {_tex_n(fm.batch_fast)}" if solved else
+                 r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
+                 r"\;\Rightarrow\;\text{no solution}"))
 else:
     st.markdown(f"**Chosen batches at T = {tokens(T)}** (kv(T) = {bytes_(kv_t)} per sequence per step): the "
                 "speedup is the ratio of step times, the price multiple the ratio of step time per token.")
@@ -253,9 +253,10 @@ else:
           rf"P_m = \frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = "
           rf"\frac{{{tex_num(fm.t_step_fast_s, 's')}/{B_fast_pick:g}}}{{{tex_num(fm.t_step_standard_s, 's')}"
           rf"/{B_std_pick:g}}} = {fm.price_multiple:.3g}")
+memory_bound = st.container()       # fixed slot, as above (this note comes and goes with the context dial)
 if not np.isfinite(b_star):
-    st.caption(f"At T = {tokens(T)} the KV read per sequence ({bytes_(kv_t)}) costs more bandwidth time than its "
-               "matmuls: decode is memory-bound at every batch (B*(T) = ∞).")
+    memory_bound.caption(f"At T = {tokens(T)} the KV read per sequence ({bytes_(kv_t)}) costs more bandwidth time "
+                         "than its matmuls: decode is memory-bound at every batch (B*(T) = ∞).")
 
 # ---------------------------------------------------------------- the alternative: more chips
 st.subheader("The alternative: faster by spreading over more chips")
@@ -289,8 +290,9 @@ tables.dataframe(table, key="spread_table",
                                 "cost [$/Mtok]": st.column_config.NumberColumn(format="$%.3g"),
                                 "speedup [×]": st.column_config.NumberColumn(format="%.3g"),
                                 "price multiple [×]": st.column_config.NumberColumn(format="%.3g")})
+domain_full = st.container()        # fixed slot, as above
 if len(chip_counts) == 1:
-    st.info(f"C = {C:g} already fills {s.hardware.name}'s scale-up domain ({domain} chips): going wider "
+    domain_full.info(f"C = {C:g} already fills {s.hardware.name}'s scale-up domain ({domain} chips): going wider "
             "means the slower scale-out network.")
 st.caption("Ideal roofline: the all-to-all and tensor-parallel communication that more chips need is not "
            "charged here, so the price multiple stays at 1× — in practice it rises, and a fast mode needs no "

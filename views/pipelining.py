@@ -172,13 +172,12 @@ with c3:
         else:
             frac = r"\frac{1}{8}"
         L_sym = "L_{moe}" if moe else "L"
-        if P == 1:
-            latex(r"P = 1:\ \text{one stage, no cut to check}")
-        else:
-            latex(rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
-                  rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
-                  rf"&= {ratio_now:.3g}\ "
-                  + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
+        # one latex() line for both cases: an equation's element is keyed by the line that draws it
+        latex(r"P = 1:\ \text{one stage, no cut to check}" if P == 1 else
+              rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
+              rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
+              rf"&= {ratio_now:.3g}\ "
+              + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
         # Legend names short enough for a phone's width: the chip is named in the caption above.
         names = {"preset": f"chip: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s" if has_preset
                  else "", "1/8": "lecture: scale-out = 1/8"}
