@@ -293,7 +293,7 @@ tables.dataframe(table, key="spread_table",
 domain_full = st.container()        # fixed slot, as above
 if len(chip_counts) == 1:
     domain_full.info(f"C = {C:g} already fills {s.hardware.name}'s scale-up domain ({domain} chips): going wider "
-            "means the slower scale-out network.")
+                     "means the slower scale-out network.")
 st.caption("Ideal roofline: the all-to-all and tensor-parallel communication that more chips need is not "
            "charged here, so the price multiple stays at 1× — in practice it rises, and a fast mode needs no "
            "bigger domain.")
