@@ -117,6 +117,39 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
     watch.assert_clean(page, "after moving the batch dial")
 
 
+def test_a_dial_move_plots_each_chart_once(app_page, app_url):
+    """plotly plots a chart again when its automatic margins change (a tick label or the legend got
+    wider: `Plots.doAutoMargin` calls `_doPlot` once more), which doubles that chart's draw.  Prices'
+    context chart did so on every d_head move: its legend named the architecture's KV bytes (the
+    legend wrapped to another row) and its y tick labels outgrew the left margin.  Each draw's
+    `plotly_beforeplot` events are counted: one per chart per move."""
+    page = app_page
+    _open(page, app_url + "/prices")
+    page.evaluate("""() => {
+      const P = window.Plotly; window.__plotsPerDraw = [];
+      const react = P.react;
+      P.react = async function (gd) {
+        if (!gd.__countPlots) {
+          gd.__countPlots = true; gd.__plotted = 0;
+          gd.on('plotly_beforeplot', () => { gd.__plotted++; });
+        }
+        const n0 = gd.__plotted;
+        const out = await react.apply(this, arguments);
+        window.__plotsPerDraw.push(gd.__plotted - n0);
+        return out;
+      };
+    }""")
+    thumb = page.get_by_test_id("stMain").get_by_test_id("stSlider").filter(has_text="d_head").get_by_role("slider")
+    arm_plot_observer(page)
+    thumb.focus()
+    for key in ("ArrowRight", "ArrowLeft", "ArrowRight"):
+        press_and_time(page, thumb, key)
+        wait_for_app_run(page)
+        page.wait_for_function(SETTLED_JS)
+    counts = page.evaluate("() => window.__plotsPerDraw")
+    assert counts and set(counts) == {1}, f"plots per chart draw: {counts}"
+
+
 def test_the_modebar_camera_saves_the_sidebars_image_format(app_page, app_url):
     """?img=svg (the sidebar's Export choice): hovering the first chart shows its values and its
     camera downloads an SVG named after the chart; with the default the camera says png."""

@@ -132,5 +132,5 @@ def context_cost(context: np.ndarray, curves: Sequence[Curve], steps: Sequence[S
                               yaxis=axis("per token ÷ short-context value [×]",
                                          range=[float(np.log10(0.8)), float(np.log10(top * 1.3))],
                                          tickvals=yt, ticktext=[f"{y:g}×" for y in yt]),
-                              margin={"l": 80, "r": 30, "t": 80, "b": 110})
+                              margin={"l": 92, "r": 30, "t": 80, "b": 110})  # l: room for "1000×" and the title
     return spec.figure()

@@ -258,9 +258,9 @@ else:
     with c2:
         T = CONTEXT_GRID
         T_arch = float(pricing.crossover_context(Na, fpb, kv_arch, f_read))
-        curves = [(f"roofline, implied KV {bytes_(kv_imp)}", pricing.context_cost_multiple(T, Na, fpb, kv_imp, f_read),
+        curves = [("roofline, implied KV", pricing.context_cost_multiple(T, Na, fpb, kv_imp, f_read),
                    fig_prices.KV_COLOR, "solid"),
-                  (f"roofline, architecture KV {bytes_(kv_arch)}",
+                  ("roofline, architecture KV",
                    pricing.context_cost_multiple(T, Na, fpb, kv_arch, f_read), fig_prices.ARCH_COLOR, "dash")]
         steps = []
         if np.isfinite(jump_in):
@@ -271,8 +271,8 @@ else:
                           pricing.tier_price_multiple(T, T_x, jump_out), fig_prices.OUTPUT_PRICE_COLOR))
         fig = fig_prices.context_cost(
             T, curves, steps, threshold=T_x,
-            crossovers=[(T_x, 1.0, f"implied crossover {tokens(T_x)}", fig_prices.KV_COLOR),
-                        (T_arch, 1.0, f"architecture crossover {tokens(T_arch)}", fig_prices.ARCH_COLOR)],
+            crossovers=[(T_x, 1.0, "implied crossover", fig_prices.KV_COLOR),
+                        (T_arch, 1.0, "architecture crossover", fig_prices.ARCH_COLOR)],
             title=f"Cost per token against context ({label(tier)})")
         export.chart(fig, key="prices_context")
         st.caption(f"Roofline cost per token at large batch ÷ its short-context value: max(1, f·T·kv·(F/bw) ÷ 2Na), "
