@@ -456,16 +456,16 @@ def step_prices(view: View) -> Shown:
     price = pricing.tier_price_multiple(T[None, :], T_x, jumps[:, None])
     T_arch = float(pricing.crossover_context(Na, fpb, kv_arch, f))
     who = tier.model or tier.name
-    curves = [("roofline, implied KV", roof[0], fig_prices.KV_COLOR, "solid"),
-              ("roofline, architecture KV", roof[1], fig_prices.ARCH_COLOR, "dash")]
+    curves = [(f"roofline, implied KV {bytes_(kv_imp)}", roof[0], fig_prices.KV_COLOR, "solid"),
+              (f"roofline, architecture KV {bytes_(kv_arch)}", roof[1], fig_prices.ARCH_COLOR, "dash")]
     base = (tier.input_usd_per_mtok, tier.output_usd_per_mtok)
     steps = [(f"{what} price ÷ ${b:g}", price[n], color) for n, (what, b, color) in
              enumerate((("input", base[0], fig_prices.INPUT_PRICE_COLOR),
                         ("output", base[1], fig_prices.OUTPUT_PRICE_COLOR))) if np.isfinite(jumps[n])]
     fig = fig_prices.context_cost(
         T, curves, steps, threshold=T_x,
-        crossovers=[(T_x, 1.0, "implied crossover", fig_prices.KV_COLOR),
-                    (T_arch, 1.0, "architecture crossover", fig_prices.ARCH_COLOR)],
+        crossovers=[(T_x, 1.0, f"implied crossover {tokens(T_x)}", fig_prices.KV_COLOR),
+                    (T_arch, 1.0, f"architecture crossover {tokens(T_arch)}", fig_prices.ARCH_COLOR)],
         title=f"Cost per token against context: {who}'s price tier")
     fig = with_play(fig, T, roof[0], label="T", unit="×", fmt=tokens)
     tex = (rf"kv = \frac{{2\,N_a}}{{(F/bw)\cdot T_\times}} = \frac{{2\times{params(Na)}}}"
