@@ -1,11 +1,11 @@
 // A display equation (ui/live_tex.py): a Streamlit v2 component module.
 //
 // The element's data is {tex} (and `now` when ROOFLINE_TEX_NOW=1 on the server, for bench A/B: redraw
-// a changed equation as soon as it arrives instead of after the run, see afterRun).  KaTeX (Debian's libjs-katex, KaTeX 0.16, served by the app itself
-// through the asset route of the component `roofline.katexjs`, never a CDN) is loaded once per page
-// and renders the TeX in display mode into this element's div.  Its CSS and fonts are the KaTeX 0.16
-// stylesheet Streamlit's frontend already has on the page for st.latex.  If the script cannot be
-// loaded the TeX source is shown instead.
+// a changed equation as soon as it arrives instead of after the run, see afterRun).  KaTeX (Debian's
+// libjs-katex, KaTeX 0.16, served by the app itself through the asset route of the component
+// `roofline.katexjs`, never a CDN) is loaded once per page and renders the TeX in display mode into
+// this element's div.  Its CSS and fonts are the KaTeX 0.16 stylesheet Streamlit's frontend already
+// has on the page for st.latex.  If the script cannot be loaded the TeX source is shown instead.
 
 const KATEX_URL = new URL("../roofline.katexjs/katex.min.js", import.meta.url).href;
 
