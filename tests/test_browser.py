@@ -220,3 +220,19 @@ def test_csv_download_has_the_charts_rows(app_page, app_url):
     assert lines[0] == "chart,trace,x,y"
     assert len(lines) - 1 == n_points, f"{len(lines) - 1} CSV rows for {n_points} plotted points"
     expect(first_chart).to_be_visible()
+
+
+def test_a_batch_move_leaves_every_radio_with_its_choice(app_page, app_url):
+    """A radio whose option labels carried another dial's value (Scale-up's 'Sweep curves' named the
+    batch) showed neither option selected after that dial moved: every radio keeps one choice checked."""
+    page = app_page
+    open_app(page, app_url + "/scale-up")
+    checked = "() => [...document.querySelectorAll('[data-testid=stRadio]')].map(r => " \
+              "[...r.querySelectorAll('input')].filter(i => i.checked).length)"
+    assert set(page.evaluate(checked)) == {1}
+    thumb = slider_thumb(page, "Batch")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    wait_for_app_run(page)
+    expect(thumb).not_to_have_attribute("aria-valuetext", str(dials.DEFAULTS["b"]))
+    assert set(page.evaluate(checked)) == {1}, page.evaluate(checked)

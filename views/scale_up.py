@@ -145,10 +145,13 @@ with e2:
 
 # ---------------------------------------------------------------- row 1: latency and cost against C
 st.radio("Sweep curves", SU_OPTIONS, key="su", horizontal=True, persist_state="session",
-         format_func={"B": f"at the sidebar's batch B = {B:g}",
+         # option labels that do not change with another dial: the frontend showed neither option
+         # selected after a batch move when the first label carried B
+         format_func={"B": "at the sidebar's batch B",
                       "fill": "also at the largest batch that fits at each C"}.get,
-         help="'largest batch that fits': the whole batch whose weights + KV fill the domain's HBM "
-              f"(capped at {B_FILL_MAX:,.0f}) — the lecture's 'use all of HBM and read it once per step'.")
+         help=f"The sidebar's batch is B = {B:g} now. 'largest batch that fits': the whole batch whose weights "
+              f"+ KV fill the domain's HBM (capped at {B_FILL_MAX:,.0f}) — the lecture's 'use all of HBM and read "
+              "it once per step'.")
 gen_marks = [(float(x), t) for x, t in GENERATIONS.items()]
 if D in GENERATIONS:
     gen_marks = [(x, t + " (this chip)" if x == D else t) for x, t in gen_marks]
