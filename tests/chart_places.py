@@ -7,41 +7,37 @@ from streamlit.testing.v1 import AppTest
 from ui import dials, live_chart
 
 
-def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
-    """{chart element id: its delta path} for the in-place chart elements on the page."""
-    out = {}
-
+def _nodes(at: AppTest):
+    """(delta path, node) for every block and element of the page's tree, in order."""
     def walk(node, path):
+        yield path, node
         children = getattr(node, "children", None)
         if isinstance(children, dict):
             for i, child in children.items():
-                walk(child, (*path, i))
-        elif getattr(node, "type", None) == "bidi_component" and live_chart.is_chart(node.proto):
-            out[node.proto.id] = path
+                yield from walk(child, (*path, i))
 
-    walk(at._tree, ())
-    return out
+    return walk(at._tree, ())
+
+
+def chart_places(at: AppTest) -> dict[str, tuple[int, ...]]:
+    """{chart element id: its delta path} for the in-place chart elements on the page."""
+    return {node.proto.id: path for path, node in _nodes(at)
+            if getattr(node, "type", None) == "bidi_component" and live_chart.is_chart(node.proto)}
 
 
 def element_places(at: AppTest) -> dict[tuple[int, ...], str]:
-    """{delta path: what the element there is} for every element on the page (blocks' children in
-    order): its type, with a v2 component's name and id (the chart and equation elements are keyed)."""
+    """{delta path: what the element there is} for every block and element on the page: its type, with
+    a v2 component's name and id (the chart and equation elements are keyed)."""
     out = {}
-
-    def walk(node, path):
-        children = getattr(node, "children", None)
-        if isinstance(children, dict):
+    for path, node in _nodes(at):
+        if isinstance(getattr(node, "children", None), dict):
             out[path] = f"block:{getattr(node, 'type', '')}"
-            for i, child in children.items():
-                walk(child, (*path, i))
-        else:
-            kind = str(getattr(node, "type", type(node).__name__))
-            proto = getattr(node, "proto", None)
-            if kind == "bidi_component" and proto is not None:
-                kind += f":{proto.component_name}:{proto.id}"
-            out[path] = kind
-
-    walk(at._tree, ())
+            continue
+        kind = str(getattr(node, "type", type(node).__name__))
+        proto = getattr(node, "proto", None)
+        if kind == "bidi_component" and proto is not None:
+            kind += f":{proto.component_name}:{proto.id}"
+        out[path] = kind
     return out
 
 
