@@ -10,11 +10,10 @@ import os
 
 import streamlit as st
 
-from ui import coalesce, dials, gc_tuning, style, switch_interval
+from ui import coalesce, dials, gc_tuning, style
 from ui.view import render_sidebar
 
 coalesce.install()        # one event-loop wake-up per burst of messages (ui/coalesce.py)
-switch_interval.install()  # 20 ms GIL slices: under load runs finish one after another (ui/switch_interval.py)
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 style.inject()            # the one stylesheet (ui/style.py): phones and projectors
 
