@@ -13,7 +13,8 @@
 //
 // For the browser tests and bench/bench_ui.py: the graph div is `.js-plotly-plot` in the page's DOM
 // (no shadow root); window.__liveChart counts figures started and drawn ({started, drawn, lastDrawn}),
-// and each graph div carries __liveDraws (how many figures it has drawn).
+// and each graph div carries __liveDraws (how many figures it has drawn) and __liveDeferred (whether it
+// holds a figure until it is scrolled into view).
 
 const PLOTLY_URL = new URL("../roofline.plotlyjs/plotly.min.js", import.meta.url).href;
 
@@ -47,10 +48,10 @@ const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0
 // Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py,
 // or window.__liveChartOff = [...] in the page, for A/B moves in one page):
 // "schema" (the schema cache below), "config" (config only when changed), "reuse" (unchanged arrays
-// and template kept, see reuseArrays).  CSS containment of each
+// and template kept, see reuseArrays), "defer" (charts off screen redraw when scrolled to, see below).  CSS containment of each
 // chart box and handing plotly the box's size (no autosize measurement) were tried the same way in
 // session 7 and left out: within noise end to end (README, In-place charts).
-const OFF_SWITCHES = ["schema", "config", "reuse"];
+const OFF_SWITCHES = ["schema", "config", "reuse", "defer"];
 const off = new Set();
 
 // ---------------------------------------------------------------- plotly's per-trace schema walk, cached
@@ -397,6 +398,71 @@ function showError(state, message) {
   box.textContent = message;
 }
 
+// ---------------------------------------------------------------- charts off screen wait
+
+// A new figure for a chart that is drawn already but lies off screen (scrolled away, in a tab or an
+// expander not shown) is held, not drawn: the chart redraws when it comes within DEFER_MARGIN_PX of
+// the visible part of the page's scroll box, or before the page prints.  On a page of four or six
+// charts a dial move then costs the charts one can see, not all of them (plotly redraws a chart in
+// 10-25 ms: README, "Off-screen charts").  A chart's first drawing is never held, so every chart is
+// on the page from the start.  The graph div's __liveDeferred says whether it holds a figure.
+const DEFER_MARGIN_PX = 100;
+const held = new Set();                     // states holding a figure
+let scroller;                               // the page's scroll box (undefined: not looked up yet)
+
+// The nearest ancestor that scrolls (Streamlit's main section), else the viewport (null), looked up
+// after a chart's first drawing and kept while it is on the page.  With the viewport as the root the
+// margin is lost (the main section clips), not the deferral.
+
+function scrollBox(el) {
+  if (scroller && scroller.isConnected) return scroller;
+  scroller = null;
+  for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    if (p.scrollHeight <= p.clientHeight + 1) continue;     // (an element's own box is "auto" too)
+    const oy = getComputedStyle(p).overflowY;
+    if (oy === "auto" || oy === "scroll") {
+      scroller = p;
+      break;
+    }
+  }
+  return scroller;
+}
+
+function watchVisibility(state) {
+  if (state.io || typeof IntersectionObserver !== "function") return;
+  const root = scrollBox(state.root);
+  state.io = new IntersectionObserver(entries => {
+    state.visible = entries[entries.length - 1].isIntersecting;
+    if (state.visible) release(state);
+  }, { root, rootMargin: `${DEFER_MARGIN_PX}px 0px` });
+  state.io.observe(state.root);
+}
+
+function deferring() {
+  return !off.has("defer") && !(window.__liveChartOff || []).includes("defer");
+}
+
+// Draw now (true) or hold the figure until the chart is in view (false).
+function drawNow(state) {
+  if (!state.gd._fullLayout || state.visible !== false || !deferring() ||
+      document.fullscreenElement === state.root) {
+    return true;
+  }
+  held.add(state);
+  state.gd.__liveDeferred = true;
+  return false;
+}
+
+function release(state) {
+  if (!held.delete(state)) return;
+  state.gd.__liveDeferred = false;
+  if (prepare(state)) drain(state);
+}
+
+window.addEventListener("beforeprint", () => {
+  for (const state of [...held]) release(state);
+});
+
 // ---------------------------------------------------------------- when to draw
 
 // A chart draws once the script run that sent it has ended, i.e. once the run's other elements are
@@ -464,6 +530,7 @@ async function drain(state) {
         await Plotly.react(state.gd, figure.data || [], figure.layout || {}, same ? undefined : config);
         state.configKey = configKey;
         state.gd.__liveDraws = (state.gd.__liveDraws || 0) + 1;
+        watchVisibility(state);
         state.root.querySelector(":scope > .stLiveChartError")?.remove();
       } catch (e) {
         stats.errors += 1;
@@ -535,7 +602,7 @@ export default function (component) {
       state.queued = true;
       whenRunEnds(() => {
         state.queued = false;
-        if (prepare(state)) drain(state);
+        if (drawNow(state) && prepare(state)) drain(state);
       });
     }
   }
@@ -545,6 +612,8 @@ export default function (component) {
     setTimeout(() => {
       if (!state.root.isConnected) {
         state.ro.disconnect();
+        state.io?.disconnect();
+        held.delete(state);
         document.removeEventListener("fullscreenchange", state.onFullscreen);
         if (state.Plotly) state.Plotly.purge(state.gd);
         delete parentElement.__liveChart;
