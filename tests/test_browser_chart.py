@@ -38,7 +38,8 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # (/kv-cache/_stcore/health and /host-config → 404, logged as console errors), then uses "/": its own
 # behaviour, not an error of the app.
 BASE_PROBE = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
-PLOTS = "[...document.querySelectorAll('.js-plotly-plot')]"
+PLOTS_CSS = ".js-plotly-plot"
+PLOTS = f"[...document.querySelectorAll('{PLOTS_CSS}')]"
 # Every figure handed to the element has been drawn (window.__liveChart is kept by ui/live_chart/index.js),
 # and every equation (ui/live_tex.py) rendered: they render once KaTeX has loaded, which moves what is
 # below them on a first load.
@@ -115,6 +116,55 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
     draws_after = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
     assert all(draws_after[i] > draws_before[i] for i in changed), (draws_before, draws_after)
     watch.assert_clean(page, "after moving the batch dial")
+
+
+def test_a_chart_off_screen_redraws_when_scrolled_to(app_page, app_url, chromium_browser):
+    """A dial move redraws the charts in view; a chart below the fold holds its new figure
+    (__liveDeferred) and draws it, in the same DOM node, when scrolled to: then it shows what a fresh
+    load of the page's URL shows.  Before printing every held chart draws; with the "defer" switch
+    off every chart redraws on the move."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/batch")
+    n = page.evaluate(f"() => {PLOTS}.map((g, i) => (g.__tag = 'chart-' + i)).length")
+    draws = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
+    thumb = slider_thumb(page, "Batch")
+    thumb.focus()
+    arm_plot_observer(page)
+    press_and_time(page, thumb, "ArrowRight")
+    page.wait_for_function(SETTLED_JS)
+    held = page.evaluate(f"() => {PLOTS}.map((g, i) => g.__liveDeferred ? i : -1).filter(i => i >= 0)")
+    after = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
+    # At 1400 × 1000 the Batch page's first two charts are in view and the last two below the fold.
+    assert held and len(held) < n, f"charts holding a figure: {held} of {n}"
+    for i in range(n):
+        assert after[i] == draws[i] + (0 if i in held else 1), (i, held, draws, after)
+    i = held[-1]
+    page.locator(PLOTS_CSS).nth(i).scroll_into_view_if_needed()
+    page.wait_for_function(f"() => !{PLOTS}[{i}].__liveDeferred && {PLOTS}[{i}].__liveDraws === {draws[i] + 1}")
+    assert page.evaluate(f"() => {PLOTS}[{i}].__tag") == f"chart-{i}", "the chart was replaced, not updated"
+    shown = f"() => JSON.stringify([{PLOTS}[{i}].data, {PLOTS}[{i}].layout.shapes || []])"
+    here = page.evaluate(shown)
+    fresh = chromium_browser.new_context(viewport=VIEWPORT).new_page()
+    _open(fresh, page.url)                  # the URL carries the moved dial
+    assert here == fresh.evaluate(shown), "the chart drawn on scrolling differs from a fresh load's"
+    fresh.context.close()
+
+    page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
+    press_and_time(page, thumb, "ArrowLeft")
+    page.wait_for_function(SETTLED_JS)
+    assert page.evaluate(f"() => {PLOTS}.some(g => g.__liveDeferred)"), "no chart held a figure"
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    assert page.evaluate(f"() => {PLOTS}.every(g => !g.__liveDeferred)"), "a chart held its figure at print"
+
+    page.evaluate("() => { window.__liveChartOff = ['defer']; }")
+    before = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
+    press_and_time(page, thumb, "ArrowRight")
+    page.wait_for_function(SETTLED_JS)
+    page.wait_for_timeout(300)
+    assert page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)") == [d + 1 for d in before]
+    page.evaluate("() => { window.__liveChartOff = []; }")
+    watch.assert_clean(page, "off-screen charts")
 
 
 def test_a_dial_move_plots_each_chart_once(app_page, app_url):
@@ -203,13 +253,24 @@ def test_switching_the_image_format_reaches_the_charts_without_a_newplot(app_pag
             continue
     expect(svg).to_be_checked()
     wait_for_app_run(page)
+    _scroll_every_chart_into_view(page)       # a chart off screen takes its new figure when scrolled to
     page.wait_for_function(f"() => ({fmt})().every(f => f === 'svg')")
     thumb = slider_thumb(page, "Batch")
     arm_plot_observer(page)
     press_and_time(page, thumb, "ArrowRight")
     page.wait_for_function(SETTLED_JS)
+    _scroll_every_chart_into_view(page)
     assert set(page.evaluate(fmt)) == {"svg"}, "a dial move after the switch lost the format"
     watch.assert_clean(page, "/batch, format switched")
+
+
+def _scroll_every_chart_into_view(page) -> None:
+    """Bring each chart on screen in turn, until none holds a figure (ui/live_chart/index.js draws a
+    chart off screen when it is scrolled to)."""
+    for i in range(page.locator(PLOTS_CSS).count()):
+        page.locator(PLOTS_CSS).nth(i).scroll_into_view_if_needed()
+        page.wait_for_function(f"() => !{PLOTS}[{i}].__liveDeferred")
+    page.wait_for_function(SETTLED_JS)
 
 
 def test_a_batch_move_moves_the_dot_and_keeps_the_curves_arrays(app_page, app_url):

@@ -442,9 +442,10 @@ function deferring() {
   return !off.has("defer") && !(window.__liveChartOff || []).includes("defer");
 }
 
-// Draw now (true) or hold the figure until the chart is in view (false).
+// Draw now (true) or hold the figure until the chart is in view (false).  A figure that came back
+// unchanged is not held: prepare() finds nothing to draw (unless the theme changed).
 function drawNow(state) {
-  if (!state.gd._fullLayout || state.visible !== false || !deferring() ||
+  if (!state.gd._fullLayout || state.visible !== false || state.incoming === state.text || !deferring() ||
       document.fullscreenElement === state.root) {
     return true;
   }
