@@ -12,7 +12,9 @@ st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. sto
     (a MutationObserver; the app's in-place chart element and st.plotly_chart both draw into the
     page's DOM, no shadow root or iframe);
   * keypress → LAST chart finished: the last such mutation once the script run has ended and no chart
-    has changed for 300 ms (every chart on the page settled);
+    has changed for 300 ms (every chart on the page settled).  A chart off screen holds its new figure
+    until it is scrolled to (ui/live_chart/index.js), so "last" is the last chart in view, and the
+    table counts the charts held ("held off screen"); `--chart-off defer` times every chart instead;
   * p50 and p95 of both, and each page's p50 / the baseline's p50;
   * server CPU per rerun: the server process's user + system CPU time (/proc/<pid>/stat) over the
     page's measured moves, divided by the reruns (one per move);
@@ -23,7 +25,9 @@ st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. sto
     charts.  The issue's target stays the one-chart stock app.
 
 The dial moved is the page's own first slider in the main area whose move changes a chart (a page
-dial), else the sidebar's Batch or Context slider; ArrowRight/ArrowLeft alternate so it stays put.
+dial), else the sidebar's Batch or Context slider; ArrowRight/ArrowLeft alternate so it stays put.  A
+page dial is scrolled to the top of the view first (as one looks at a dial and the charts below it); a
+sidebar dial leaves the page at its top.
 Moves are measured in rounds that interleave the pages and the baseline, so background load on a
 shared machine lands on all alike; after each move the bench waits for the run to end and for the
 charts to settle, then 300 ms more.  Targets (issue 12) are printed as PASS/MISS; nothing asserts
@@ -111,6 +115,7 @@ class Target:
     n_pressed: int = 0
     skipped: str = ""
     redrawn: int = 0                      # the most charts one move redrew (graph divs whose draw count grew)
+    held: int = 0                         # the most charts holding a figure off screen after a move
     stock_k: int = 0                      # charts in the stock comparison app (the warm-up's `redrawn`)
 
 
@@ -118,6 +123,9 @@ class Target:
 # graph div (__liveDraws); st.plotly_chart (ROOFLINE_CHART=plotly) keeps no count (-1: not counted).
 DRAW_COUNTS_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
     .map(gd => gd.__liveDraws === undefined ? -1 : gd.__liveDraws)"""
+# Charts off screen hold a move's figure until scrolled to (ui/live_chart/index.js): not timed, counted.
+HELD_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+    .filter(gd => gd.__liveDeferred).length"""
 
 
 def move(t: Target) -> tuple[float, float] | None:
@@ -137,6 +145,7 @@ def move(t: Target) -> tuple[float, float] | None:
     after = t.page.evaluate(DRAW_COUNTS_JS)
     if len(after) == len(draws):
         t.redrawn = max(t.redrawn, sum(a > b for a, b in zip(after, draws)))
+    t.held = max(t.held, t.page.evaluate(HELD_JS))
     if ms is None:
         t.miss_notes.append(f"{key} {before}→{t.thumb.get_attribute('aria-valuetext')}")
     t.page.wait_for_timeout(PAUSE_MS)
@@ -171,7 +180,7 @@ def why_not_loaded(page, url: str, exc: Exception) -> str:
     return f"did not load: {str(exc).splitlines()[0][:100]}"
 
 
-def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
+def prepare(browser, t: Target, labels: tuple[str, ...] | None = None, chart_off: tuple[str, ...] = ()) -> None:
     """Open the page in its own context; pick the first dial whose move changes a chart (either way
     first, so a dial at its end works too) and leave it where it was; that is the warm-up."""
     context = browser.new_context(viewport=VIEWPORT)
@@ -185,11 +194,16 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
                 t.skipped = why_not_loaded(t.page, t.url, exc)
                 return
     arm_plot_observer(t.page)
+    if chart_off:                             # savings of the chart element turned off in this page (A/B)
+        t.page.evaluate("off => { window.__liveChartOff = off; }", list(chart_off))
     candidates = dials(t.page)
     if labels is not None:
         candidates = [c for c in candidates if c[1] in labels]
     for where, label, thumb in candidates:
         with contextlib.suppress(PlaywrightTimeoutError):
+            if where == "page":               # the dial at the top of the view, what it drives below it
+                thumb.evaluate("e => e.closest('[data-testid=stSlider]').scrollIntoView({block: 'start'})",
+                               timeout=2_000)
             thumb.focus(timeout=2_000)
         t.thumb, t.label, t.where = thumb, label, where
         for first_key in ("ArrowRight", "ArrowLeft"):
@@ -227,16 +241,22 @@ def main() -> int:
     ap.add_argument("--moves", type=int, default=24, help="measured moves per page (default 24)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds the moves are split into")
     ap.add_argument("--pages", nargs="*", help="URL paths to measure (default: every page in app.py)")
+    ap.add_argument("--chart-off", default="", metavar="SWITCHES",
+                    help="turn savings of the chart element off in the app's pages, e.g. 'defer' (every "
+                         "chart redraws on a move, off screen too) or 'defer+reuse' (OFF_SWITCHES in "
+                         "ui/live_chart/index.js)")
     args = ap.parse_args()
     per_round = math.ceil(args.moves / args.rounds)
     paths = args.pages or app_pages()
+    chart_off = tuple(w for w in args.chart_off.split("+") if w)
 
     import plotly
     import streamlit
 
     print(f"# UI latency bench — {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"streamlit {streamlit.__version__}, plotly {plotly.__version__}; "
-          f"ROOFLINE_CHART={os.environ.get('ROOFLINE_CHART', '(unset: in-place element)')}")
+          f"ROOFLINE_CHART={os.environ.get('ROOFLINE_CHART', '(unset: in-place element)')}"
+          f"{'; chart savings off: ' + '+'.join(chart_off) if chart_off else ''}")
     print(f"pages: {' '.join(paths)}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
@@ -255,7 +275,7 @@ def main() -> int:
         if minimal.skipped:
             raise RuntimeError(f"the baseline app: {minimal.skipped}")
         for t in targets:
-            prepare(browser, t)
+            prepare(browser, t, chart_off=chart_off)
             print(f"  {t.name:<14} {t.skipped or f'{t.where} dial {t.label!r}'}", flush=True)
         live = [t for t in targets if not t.skipped]
         # For comparison only: the stock app drawing as many charts as a page redrew in its warm-up.
@@ -327,8 +347,8 @@ def main() -> int:
     print(f"  {verdict(app_cold <= TARGETS['cold_s'])}  cold start {app_cold:.2f} s ≤ {TARGETS['cold_s']:g} s\n")
 
     print("| page | dial | n | first p50 | first p95 | last p50 | last p95 | last p50 / stock | server CPU / rerun "
-          "| charts redrawn | last p50 / stock with as many charts |")
-    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|")
+          "| charts redrawn | held off screen | last p50 / stock with as many charts |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
     for r in rows:
         t = r["t"]
         is_stock = t in stock_n.values()
@@ -339,7 +359,7 @@ def main() -> int:
         same = "—" if is_stock or not math.isfinite(r["n_ratio"]) else f"{r['n_ratio']:.2f} (×{t.stock_k})"
         print(f"| {name} | {t.where or 'sidebar'}: {t.label} | {len(t.first)} | {r['f50']:.0f} ms | "
               f"{r['f95']:.0f} ms | {r['l50']:.0f} ms | {r['l95']:.0f} ms | {ratio} | {r['cpu']:.1f} ms | "
-              f"{(t.stock_k if is_stock else t.redrawn) or '—'} | {same} |")
+              f"{(t.stock_k if is_stock else t.redrawn) or '—'} | {'—' if is_stock else t.held} | {same} |")
     print(f"\ncold start: app {app_cold:.2f} s, stock app {min_cold:.2f} s.  {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f} at the end; Chromium headless, {PAUSE_MS} ms between moves.")
     return 0
