@@ -25,9 +25,9 @@ st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. sto
     charts.  The issue's target stays the one-chart stock app.
 
 The dial moved is the page's own first slider in the main area whose move changes a chart (a page
-dial), else the sidebar's Batch or Context slider; ArrowRight/ArrowLeft alternate so it stays put.  A
-page dial is scrolled to the top of the view first (as one looks at a dial and the charts below it); a
-sidebar dial leaves the page at its top.
+dial), else the sidebar's Batch or Context slider; ArrowRight/ArrowLeft alternate so it stays put.  The
+view: the first chart the dial drives is scrolled fully into view (as little as it takes; the page stays
+at its top if that chart is in view there), as one looks at a chart while moving its dial.
 Moves are measured in rounds that interleave the pages and the baseline, so background load on a
 shared machine lands on all alike; after each move the bench waits for the run to end and for the
 charts to settle, then 300 ms more.  Targets (issue 12) are printed as PASS/MISS; nothing asserts
@@ -116,6 +116,7 @@ class Target:
     skipped: str = ""
     redrawn: int = 0                      # the most charts one move redrew (graph divs whose draw count grew)
     held: int = 0                         # the most charts holding a figure off screen after a move
+    changed: list[int] = field(default_factory=list)   # the charts the last move redrew (indices)
     stock_k: int = 0                      # charts in the stock comparison app (the warm-up's `redrawn`)
 
 
@@ -144,7 +145,8 @@ def move(t: Target) -> tuple[float, float] | None:
             wait_for_app_run(t.page)
     after = t.page.evaluate(DRAW_COUNTS_JS)
     if len(after) == len(draws):
-        t.redrawn = max(t.redrawn, sum(a > b for a, b in zip(after, draws)))
+        t.changed = [i for i, (a, b) in enumerate(zip(after, draws)) if a > b]
+        t.redrawn = max(t.redrawn, len(t.changed))
     t.held = max(t.held, t.page.evaluate(HELD_JS))
     if ms is None:
         t.miss_notes.append(f"{key} {before}→{t.thumb.get_attribute('aria-valuetext')}")
@@ -194,23 +196,29 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None, chart_off
                 t.skipped = why_not_loaded(t.page, t.url, exc)
                 return
     arm_plot_observer(t.page)
-    if chart_off:                             # savings of the chart element turned off in this page (A/B)
-        t.page.evaluate("off => { window.__liveChartOff = off; }", list(chart_off))
+    set_off = "off => { window.__liveChartOff = off; }"
+    t.page.evaluate(set_off, ["defer", *chart_off])   # while choosing: every chart redraws, in view or not
     candidates = dials(t.page)
     if labels is not None:
         candidates = [c for c in candidates if c[1] in labels]
     for where, label, thumb in candidates:
         with contextlib.suppress(PlaywrightTimeoutError):
-            if where == "page":               # the dial at the top of the view, what it drives below it
-                thumb.evaluate("e => e.closest('[data-testid=stSlider]').scrollIntoView({block: 'start'})",
-                               timeout=2_000)
             thumb.focus(timeout=2_000)
         t.thumb, t.label, t.where = thumb, label, where
         for first_key in ("ArrowRight", "ArrowLeft"):
             t.first_key, t.n_pressed = first_key, 0
             if move(t) is None:
                 continue
+            driven = list(t.changed)
             if move(t) is not None:
+                # The view: the first chart the dial drives, fully in view (scrolled as little as it takes).
+                if driven:
+                    t.page.locator('[data-testid="stMain"] .js-plotly-plot').nth(driven[0]).evaluate(
+                        "e => e.scrollIntoView({block: 'nearest'})")
+                t.page.evaluate(set_off, list(chart_off))
+                t.redrawn = t.held = 0
+                move(t)                       # there and back again, as measured: counts the charts redrawn
+                move(t)
                 t.n_pressed, t.miss_notes = 0, []
                 return
             move(t)                           # put it back
