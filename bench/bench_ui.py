@@ -117,6 +117,7 @@ class Target:
     redrawn: int = 0                      # the most charts one move redrew (graph divs whose draw count grew)
     held: int = 0                         # the most charts holding a figure off screen after a move
     changed: list[int] = field(default_factory=list)   # the charts the last move redrew (indices)
+    chart_off: tuple[str, ...] = ()       # savings of the chart element turned off in this page
     stock_k: int = 0                      # charts in the stock comparison app (the warm-up's `redrawn`)
 
 
@@ -182,7 +183,7 @@ def why_not_loaded(page, url: str, exc: Exception) -> str:
     return f"did not load: {str(exc).splitlines()[0][:100]}"
 
 
-def prepare(browser, t: Target, labels: tuple[str, ...] | None = None, chart_off: tuple[str, ...] = ()) -> None:
+def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
     """Open the page in its own context; pick the first dial whose move changes a chart (either way
     first, so a dial at its end works too) and leave it where it was; that is the warm-up."""
     context = browser.new_context(viewport=VIEWPORT)
@@ -197,7 +198,7 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None, chart_off
                 return
     arm_plot_observer(t.page)
     set_off = "off => { window.__liveChartOff = off; }"
-    t.page.evaluate(set_off, ["defer", *chart_off])   # while choosing: every chart redraws, in view or not
+    t.page.evaluate(set_off, ["defer", *t.chart_off])   # while choosing: every chart redraws, in view or not
     candidates = dials(t.page)
     if labels is not None:
         candidates = [c for c in candidates if c[1] in labels]
@@ -215,7 +216,7 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None, chart_off
                 if driven:
                     t.page.locator('[data-testid="stMain"] .js-plotly-plot').nth(driven[0]).evaluate(
                         "e => e.scrollIntoView({block: 'nearest'})")
-                t.page.evaluate(set_off, list(chart_off))
+                t.page.evaluate(set_off, list(t.chart_off))
                 t.redrawn = t.held = 0
                 move(t)                       # there and back again, as measured: counts the charts redrawn
                 move(t)
@@ -253,10 +254,14 @@ def main() -> int:
                     help="turn savings of the chart element off in the app's pages, e.g. 'defer' (every "
                          "chart redraws on a move, off screen too) or 'defer+reuse' (OFF_SWITCHES in "
                          "ui/live_chart/index.js)")
+    ap.add_argument("--compare-off", default="", metavar="SWITCHES",
+                    help="also time each page with these savings off (on top of --chart-off), in the same "
+                         "rounds: e.g. 'defer' for every chart redrawn against only those in view")
     args = ap.parse_args()
     per_round = math.ceil(args.moves / args.rounds)
     paths = args.pages or app_pages()
     chart_off = tuple(w for w in args.chart_off.split("+") if w)
+    compare_off = tuple(w for w in args.compare_off.split("+") if w)
 
     import plotly
     import streamlit
@@ -277,13 +282,18 @@ def main() -> int:
         app_url, app_pid, app_health, app_cold = cold_start(stack, browser, ROOT / "app.py", ROOT)
         min_url, min_pid, min_health, min_cold = cold_start(stack, browser, tmp / "minimal_app.py", tmp)
 
-        targets = [Target(path, app_url + path, app_pid) for path in paths]
+        targets = []
+        for path in paths:
+            targets.append(Target(path, app_url + path, app_pid, chart_off=chart_off))
+            if compare_off:
+                targets.append(Target(f"{path} ({'+'.join(compare_off)} off)", app_url + path, app_pid,
+                                      chart_off=(*chart_off, *compare_off)))
         minimal = Target("minimal app", min_url + "/", min_pid, stock_k=1)
         prepare(browser, minimal, (MIN_LABEL,))
         if minimal.skipped:
             raise RuntimeError(f"the baseline app: {minimal.skipped}")
         for t in targets:
-            prepare(browser, t, chart_off=chart_off)
+            prepare(browser, t)
             print(f"  {t.name:<14} {t.skipped or f'{t.where} dial {t.label!r}'}", flush=True)
         live = [t for t in targets if not t.skipped]
         # For comparison only: the stock app drawing as many charts as a page redrew in its warm-up.
