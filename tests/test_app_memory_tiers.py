@@ -11,7 +11,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
+from tests.apptest_helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, metrics, trace, written
 from ui.format import usd
 
 KV70 = 327_680.0
@@ -83,8 +83,9 @@ def test_page_agrees_with_the_cli_at_five_minutes(capsys):
     costs = cache_tier_costs([hbm_tier(s.hardware), *presets.load("tier").values()], KV70,
                              float(recompute_cost(s)), t)
     assert np.allclose(arr(trace(f, "cheapest option")["y"]), costs.cheapest_usd * 1e6)
-    now = trace(f, "now")
-    assert now["name"] == "now: flash at 5 min" and now["y"][0] == pytest.approx(d["cheapest_usd_per_mtok"])
+    assert trace(f, "now")["name"] == "now: flash at 5 min"      # the dot's legend entry
+    x_now, y_now = dot(f, "now")
+    assert x_now == pytest.approx(300.0) and y_now == pytest.approx(d["cheapest_usd_per_mtok"])
     # The hand-over times in words follow the CLI's switches: HBM up to 10.4 ms, DDR up to 19.7 s …
     handover = next(x.value for x in at.markdown if x.value.startswith("Cheapest place"))
     assert [round(x["hold_s"], 4) for x in d["switches"][:2]] == [0.0104, 19.6696]

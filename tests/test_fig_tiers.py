@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
+from tests.apptest_helpers import dot
 from tests.figure_checks import validate
 from ui import fig_tiers
 
@@ -55,8 +56,9 @@ def test_cost_vs_hold_lines_envelope_and_shading():
     vl = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
     assert sorted(s.x0 for s in vl) == [300.0, 3600.0]
     assert {"5-min TTL", "1-h TTL"} <= {a.text for a in fig.layout.annotations}
-    now = next(t for t in fig.data if t.name.startswith("now"))
-    assert now.name == "now: B at 5 min" and now.x[0] == 300.0 and now.y[0] == pytest.approx(0.0127)
+    assert next(t for t in fig.data if t.name.startswith("now")).name == "now: B at 5 min"
+    x_now, y_now = dot(fig.to_dict(), "now")        # a shape (Spec.now_point), read back through the ranges
+    assert x_now == pytest.approx(300.0) and y_now == pytest.approx(0.0127)
     # Log axes with units; time ticks in words; the y range reaches below the cheapest value.
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert "[s" in fig.layout.xaxis.title.text and "USD/Mtok" in fig.layout.yaxis.title.text

@@ -163,13 +163,13 @@ def cost_vs_hold(hold_s: np.ndarray, tiers: Sequence[TierLine], recompute_usd_pe
                      marker={"symbol": "x-thin", "size": 16, "line": {"width": 3, "color": ENVELOPE_COLOR}},
                      cliponaxis=False, customdata=[h[2] for h in hx],
                      hovertemplate="%{customdata}: t× = %{x:.3g} s, $%{y:.3g}/Mtok<extra>hand-over</extra>")
-    if now is not None and np.isfinite(now[1]) and now[1] > 0:
-        spec.scatter(x=[now[0]], y=[now[1]], mode="markers", name=f"now: {now[2]}",
-                     marker=NOW_MARKER, cliponaxis=False,
-                     hovertemplate="%{x:.3g} s: $%{y:.3g}/Mtok<extra>cheapest now</extra>")
     pos = env[np.isfinite(env) & (env > 0)]
     lo = float(np.log10(pos.min())) - 0.6 if pos.size else -6.0
     hi = float(np.log10(max(tops))) + 1.2
+    if now is not None and np.isfinite(now[1]) and now[1] > 0:
+        # A shape anchored in the axes' domains, not a trace: a move redraws the dot, not the chart.
+        spec.now_point(now[0], now[1], name=f"now: {now[2]}", marker=NOW_MARKER,
+                       ranges=((float(np.log10(t.min())), float(np.log10(t.max()))), (lo, hi)))
     tv, tt = _time_ticks(float(t.min()), float(t.max()))
     spec.layout = titled_layout(title, height=620, hovermode="x unified",
                               xaxis=axis("hold time until the prompt returns [s, log]", tickvals=tv, ticktext=tt,

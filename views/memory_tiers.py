@@ -47,6 +47,9 @@ HOLD_OPTIONS = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 60, 120, 300, 
 OUT_OPTIONS = [100, 300, 1000, 3000, 10000, 30000]
 HOLD_GRID = np.geomspace(1e-3, 1e7, 481)           # 1 ms … 116 days
 HIT_GRID = np.linspace(0.0, 1.0, 101)
+# The curves' hold times, fixed: a Hold-time move leaves the cost chart's curves as they were and moves
+# only its dot (a layout shape, ui/plot.py Spec.now_point), which the chart element redraws alone.
+CURVE_GRID = np.unique(np.append(HOLD_GRID, [TTL_5M_S, TTL_1H_S]))
 EDITED_NAMES = {"capacity_bytes": "capacity", "bandwidth_bytes_per_s": "bandwidth", "usd_per_hour": "price"}
 MEDIUM_LABELS = {"hbm": "HBM", "dram": "DDR", "flash": "flash", "disk": "disk"}
 TIER_CODES = {"hbm": "hbm", "dram": "ddr", "flash": "fl", "disk": "hd"}
@@ -153,8 +156,9 @@ except ValueError as e:
 rec = float(recompute_cost(s))
 
 # ---------------------------------------------------------------- one call: every tier over every hold time
-grid = np.unique(np.append(HOLD_GRID, [hold, TTL_5M_S, TTL_1H_S]))
-i_now = int(np.searchsorted(grid, hold))
+grid = np.append(CURVE_GRID, hold)                  # the curves' hold times, then the dial's: one call
+i_now = grid.size - 1
+curve = slice(0, CURVE_GRID.size)
 costs = cache_tier_costs(tiers, kv, rec, grid)
 env = cheapest_envelope(costs)
 t_x = neighbour_handover_s(costs)                   # where option i's line crosses option i+1's  [s]
@@ -172,8 +176,8 @@ st.markdown(
     f"([§2.7, 01:32:52]({VIDEO})): pick the tier whose **drain time ≈ the hold time** — HBM ≈ 20 ms, DDR "
     f"1–10 s, flash ~1 min, disk ~1 h — so 5-minute and 1-hour cache lifetimes probably live in flash and disk "
     f"(or DDR and flash). On this system, with these tiers, the cheapest place at 5 min is "
-    f"**{names[int(costs.cheapest[int(np.searchsorted(grid, TTL_5M_S))])]}** and at 1 h "
-    f"**{names[int(costs.cheapest[int(np.searchsorted(grid, TTL_1H_S))])]}**.")
+    f"**{names[int(costs.cheapest[int(np.searchsorted(CURVE_GRID, TTL_5M_S))])]}** and at 1 h "
+    f"**{names[int(costs.cheapest[int(np.searchsorted(CURVE_GRID, TTL_1H_S))])]}**.")
 
 # ---------------------------------------------------------------- 1. the tiers and their drain times
 st.subheader("1. The tiers: capacity, bandwidth, cost → drain time")
@@ -258,12 +262,12 @@ how = ""
 if offer is not None:
     y_list, how = list_cache_usd_per_mtok(offer, grid)
     list_now = float(y_list[i_now])
-    provider = fig_tiers.ProviderCurve(f"{offer.model or offer.name}: list price", y_list)
+    provider = fig_tiers.ProviderCurve(f"{offer.model or offer.name}: list price", y_list[curve])
     refs = [(f"{offer.model or offer.name} input ${offer.input_usd_per_mtok:g}/Mtok",
              offer.input_usd_per_mtok, fig_tiers.PROVIDER_COLOR),
             (f"cache hit ${offer.cache_read_usd_per_mtok:g}/Mtok", offer.cache_read_usd_per_mtok,
              fig_tiers.PROVIDER_COLOR)]
-lines = [fig_tiers.TierLine(f"{label(t)} (drain {duration(t.drain_s)})", costs.tier_usd[i] * 1e6,
+lines = [fig_tiers.TierLine(f"{label(t)} (drain {duration(t.drain_s)})", costs.tier_usd[i][curve] * 1e6,
                             fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY)) for i, t in enumerate(tiers)]
 a_opt = np.append(costs.retrieve_usd, rec)          # option i costs a_i + b_i·t per token
 b_opt = np.append(costs.hold_usd_per_s, 0.0)
@@ -271,7 +275,7 @@ pairs = [f"{names[i]} → {names[i + 1]}" for i in range(len(t_x))]
 marks = [(float(t), float(a_opt[i] + b_opt[i] * t) * 1e6, f"{pairs[i]} {duration(t)}")
          for i, t in enumerate(t_x) if np.isfinite(t) and t > 0]
 fig = fig_tiers.cost_vs_hold(
-    grid, lines, rec * 1e6, costs.cheapest, names,
+    grid[curve], lines, rec * 1e6, costs.cheapest[curve], names,
     [fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY) for t in tiers] + [fig_tiers.RECOMPUTE_COLOR],
     now=(hold, best_usd * 1e6, f"{names[k_now]} at {duration(hold)}"),
     ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs, handovers=marks,
