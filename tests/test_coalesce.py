@@ -195,3 +195,74 @@ def test_the_entry_points_are_wrapped_once(patched, monkeypatch):
     for name in coalesce.BROWSER_ENTRY_POINTS:
         entry = getattr(AppSession, name)
         assert hasattr(entry, "_roofline_stock") and not hasattr(entry._roofline_stock, "_roofline_stock")
+
+
+class RunSession(FakeSession):
+    """A session whose ScriptRunner events go through Streamlit's own `_on_scriptrunner_event` (the
+    lambda that ui/coalesce.py recognises) and land here on the loop."""
+
+    def __init__(self, loop):
+        super().__init__(loop)
+        self.handled: list[str] = []
+        self.done = loop.create_future()
+
+    def _call_soon_on_event_loop(self, callback):
+        AppSession._call_soon_on_event_loop(self, callback)
+
+    def _handle_scriptrunner_event_on_event_loop(self, sender, event, *args):
+        self.handled.append(event.value)
+        if event.value in coalesce.END_EVENTS and not self.done.done():
+            self.done.set_result(True)
+
+
+def test_the_end_of_a_run_is_recognised_in_streamlits_own_callback():
+    """Streamlit 1.67 wraps each ScriptRunner event in a lambda closing over it; if a later version
+    does not, this fails (and the app only loses the early send, not messages)."""
+    from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+
+    got = []
+
+    class Capture:
+        def _call_soon_on_event_loop(self, callback):
+            got.append(callback)
+
+    for event in ScriptRunnerEvent:
+        got.clear()
+        AppSession._on_scriptrunner_event(Capture(), None, event)
+        assert len(got) == 1
+        assert coalesce.ends_run(got[0]) == (event.value in coalesce.END_EVENTS), event
+    assert {"SCRIPT_STOPPED_WITH_SUCCESS", "FRAGMENT_STOPPED_WITH_SUCCESS"} <= {e.value for e in ScriptRunnerEvent}
+    assert not coalesce.ends_run(lambda: None) and not coalesce.ends_run(print)
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_a_runs_end_is_sent_without_waiting_for_the_gather(flush, monkeypatch):
+    """With a 60 s gather, a run's elements and its end reach the loop at once when the run ends, in
+    order; with the flush off (ROOFLINE_COALESCE_FLUSH=0) they would wait the whole gather, so the 5 s
+    wait times out.  No timing is asserted: only whether they came before the gather ran out."""
+    from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+
+    monkeypatch.setattr(coalesce, "_installed", False)
+    monkeypatch.setattr(coalesce, "_delay_s", coalesce._delay_s)
+    monkeypatch.setattr(coalesce, "_flush_at_end", coalesce._flush_at_end)
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
+    monkeypatch.setenv(coalesce.ENV_DELAY, "60000")
+    monkeypatch.setenv(coalesce.ENV_FLUSH, "1" if flush else "0")
+    assert coalesce.install() and coalesce._flush_at_end is flush
+    loop = asyncio.new_event_loop()
+    try:
+        session = RunSession(loop)
+        events = [ScriptRunnerEvent.SCRIPT_STARTED, *[ScriptRunnerEvent.ENQUEUE_FORWARD_MSG] * 5,
+                  ScriptRunnerEvent.SCRIPT_STOPPED_WITH_SUCCESS]
+        t = threading.Thread(target=lambda: [AppSession._on_scriptrunner_event(session, None, e) for e in events])
+        loop.call_soon(t.start)
+        if flush:
+            _run_until(loop, session.done)
+            assert session.handled == [e.value for e in events]
+        else:
+            with pytest.raises(TimeoutError):
+                _run_until(loop, session.done, timeout=1.0)
+            assert session.handled == []
+        t.join()
+    finally:
+        loop.close()

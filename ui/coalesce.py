@@ -47,9 +47,28 @@ from typing import Any
 
 ENV_SWITCH = "ROOFLINE_COALESCE"    # "0": Streamlit's own one-wake-up-per-message
 ENV_DELAY = "ROOFLINE_COALESCE_MS"  # how long a woken loop lets a burst gather before it drains
-DEFAULT_DELAY_MS = 10.0
+ENV_FLUSH = "ROOFLINE_COALESCE_FLUSH"   # "0": a run's end waits for the gather like any other event
+DEFAULT_DELAY_MS = 30.0
 _installed = False
 _delay_s = DEFAULT_DELAY_MS / 1e3
+_flush_at_end = True
+# The ScriptRunner events that end a run (streamlit.runtime.scriptrunner.ScriptRunnerEvent values).
+END_EVENTS = frozenset({"SCRIPT_STOPPED_WITH_SUCCESS", "SCRIPT_STOPPED_WITH_COMPILE_ERROR",
+                        "SCRIPT_STOPPED_FOR_RERUN", "FRAGMENT_STOPPED_WITH_SUCCESS", "SHUTDOWN"})
+
+
+def ends_run(callback: Callable[[], None]) -> bool:
+    """Whether `callback` hands the loop a ScriptRunner event that ends a run.  Streamlit 1.67 wraps each
+    event in a lambda (`AppSession._on_scriptrunner_event`) closing over `event`; anything else (or a
+    later Streamlit without that closure) is not an end, so the burst just waits for its gather."""
+    code = getattr(callback, "__code__", None)
+    if code is None or "event" not in code.co_freevars or not callback.__closure__:
+        return False
+    try:
+        event = callback.__closure__[code.co_freevars.index("event")].cell_contents
+    except (ValueError, IndexError):    # an empty cell, or a closure not shaped like Streamlit's
+        return False
+    return getattr(event, "value", None) in END_EVENTS
 
 
 class _Pending:
@@ -82,6 +101,10 @@ def _call_soon_coalesced(self: Any, callback: Callable[[], None]) -> None:
             _stock(self, lambda: self._event_loop.call_later(_delay_s, _drain, self, p, True))
         else:
             _stock(self, lambda: _drain(self, p, True))
+    if _flush_at_end and _delay_s > 0 and ends_run(callback):
+        # The run is over: nothing more will join this burst, so send it now (the due drain then finds
+        # the queue empty and clears `scheduled`).
+        _stock(self, lambda: _drain(self, p, False))
 
 
 def _drain(self: Any, p: _Pending, due: bool) -> None:
@@ -132,7 +155,7 @@ _stock: Callable[[Any, Callable[[], None]], None] | None = None    # Streamlit's
 
 def install() -> bool:
     """Patch `AppSession._call_soon_on_event_loop` (once per process); True if it is patched."""
-    global _installed, _stock, _delay_s
+    global _installed, _stock, _delay_s, _flush_at_end
     if _installed:
         return True
     if os.environ.get(ENV_SWITCH) == "0":
@@ -141,6 +164,7 @@ def install() -> bool:
         _delay_s = max(0.0, float(os.environ.get(ENV_DELAY, DEFAULT_DELAY_MS))) / 1e3
     except ValueError:
         _delay_s = DEFAULT_DELAY_MS / 1e3
+    _flush_at_end = os.environ.get(ENV_FLUSH) != "0"
     try:
         from streamlit.runtime.app_session import AppSession
     except ImportError:
