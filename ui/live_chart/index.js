@@ -48,9 +48,9 @@ const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0
 // Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/live_chart.py,
 // or window.__liveChartOff = [...] in the page, for A/B moves in one page):
 // "schema" (the schema cache below), "config" (config only when changed), "reuse" (unchanged arrays
-// and template kept, see reuseArrays), "defer" (charts off screen redraw when scrolled to, see below).  CSS containment of each
-// chart box and handing plotly the box's size (no autosize measurement) were tried the same way in
-// session 7 and left out: within noise end to end (README, In-place charts).
+// and template kept, see reuseArrays), "defer" (charts off screen redraw when scrolled to, see below).
+// CSS containment of each chart box and handing plotly the box's size (no autosize measurement) were
+// tried the same way in session 7 and left out: within noise end to end (README, In-place charts).
 const OFF_SWITCHES = ["schema", "config", "reuse", "defer"];
 const off = new Set();
 
@@ -413,7 +413,6 @@ let scroller;                               // the page's scroll box (undefined:
 // The nearest ancestor that scrolls (Streamlit's main section), else the viewport (null), looked up
 // after a chart's first drawing and kept while it is on the page.  With the viewport as the root the
 // margin is lost (the main section clips), not the deferral.
-
 function scrollBox(el) {
   if (scroller && scroller.isConnected) return scroller;
   scroller = null;
