@@ -38,7 +38,9 @@ by sending a run's elements early), 2 rounds of 16 moves, last chart p50 against
 the flush alone within noise (Fast mode 177 against 180 ms); 30 / 60 ms gathers with it: Fast mode
 165 / 164 ms (0.92 / 0.91) and 26.9 ms server CPU against 30.3, Scale-up 130 / 134 against 141 ms,
 Prices (a page dial, the page fragment) 140 / 143 against 145 ms; a 30 ms gather without the flush,
-Prices: 164 ms (1.14).
+Prices: 164 ms (1.14).  Longer, against 30 ms, KV cache (sidebar Batch): 60 ms 1.05, 120 ms 1.00 — the run
+still reached the page in two batches at 30 ms (a traced move: ≈35 and ≈80 ms after the keypress, the
+browser painting in between), but holding it in one bought nothing measurable.
 
 If Streamlit's internals moved (no such method), nothing is patched and the app runs as stock.
 `ROOFLINE_COALESCE=0` leaves it stock too, so bench/profile_move.py can measure what it buys.
