@@ -121,13 +121,13 @@ class Target:
     stock_k: int = 0                      # charts in the stock comparison app (the warm-up's `redrawn`)
 
 
+MAIN_PLOTS = '[data-testid="stMain"] .js-plotly-plot'   # the main area's charts (graph divs)
 # How many times each chart of the main area has drawn: the in-place element counts its draws on its
 # graph div (__liveDraws); st.plotly_chart (ROOFLINE_CHART=plotly) keeps no count (-1: not counted).
-DRAW_COUNTS_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
+DRAW_COUNTS_JS = f"""() => [...document.querySelectorAll('{MAIN_PLOTS}')]
     .map(gd => gd.__liveDraws === undefined ? -1 : gd.__liveDraws)"""
 # Charts off screen hold a move's figure until scrolled to (ui/live_chart/index.js): not timed, counted.
-HELD_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot')]
-    .filter(gd => gd.__liveDeferred).length"""
+HELD_JS = f"() => [...document.querySelectorAll('{MAIN_PLOTS}')].filter(gd => gd.__liveDeferred).length"
 
 
 def move(t: Target) -> tuple[float, float] | None:
@@ -214,7 +214,7 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
             if move(t) is not None:
                 # The view: the first chart the dial drives, fully in view (scrolled as little as it takes).
                 if driven:
-                    t.page.locator('[data-testid="stMain"] .js-plotly-plot').nth(driven[0]).evaluate(
+                    t.page.locator(MAIN_PLOTS).nth(driven[0]).evaluate(
                         "e => e.scrollIntoView({block: 'nearest'})")
                 t.page.evaluate(set_off, list(t.chart_off))
                 t.redrawn = t.held = 0
