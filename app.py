@@ -10,7 +10,7 @@ import os
 
 import streamlit as st
 
-from ui import coalesce, dials, gc_tuning, style
+from ui import coalesce, dials, gc_tuning, section, style
 from ui.view import render_sidebar
 
 coalesce.install()        # one event-loop wake-up per burst of messages (ui/coalesce.py)
@@ -62,6 +62,14 @@ if TRACE_RUNS:
     st.sidebar.caption(f"full runs: {st.session_state['_full_runs']}")
 
 
+def sync_url(write_url: bool = True) -> None:
+    """The URL write-back and the sidebar's share link: after the page, or after a section of it that
+    reran alone (ui/section.py; in a page run a section only refreshes the box)."""
+    if write_url:
+        dials.write_url()
+    share.code(dials.share_link(), language=None)
+
+
 @st.fragment
 def page_body() -> None:
     """The page, its URL notices and the URL write-back.  A fragment: a page's own dial reruns only
@@ -78,7 +86,8 @@ def page_body() -> None:
     # tests/test_browser_fragment.py fails if a later version changes this).
     page._can_be_called = True
     try:
-        page.run()
+        with section.page_running(after_section=sync_url):    # ui/section.py: a part that reruns alone
+            page.run()
     except Exception as exc:  # never a traceback in front of a user; the dials stay usable
         logging.getLogger("roofline").exception("page failed")
         st.error(f"This view could not be drawn ({type(exc).__name__}: {exc}). "
@@ -86,8 +95,7 @@ def page_body() -> None:
     dials.note_unknown_page_keys()
     with notice_box:
         dials.show_notices()
-    dials.write_url()
-    share.code(dials.share_link(), language=None)
+    sync_url()
     gc_tuning.freeze_new_imports()   # after a run that imported modules: see ui/gc_tuning.py
 
 

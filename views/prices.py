@@ -20,6 +20,7 @@ from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
 from ui.live_tex import latex
 from ui.metrics import Metric
+from ui.section import section
 from ui.view import current_view, page_header
 
 PAGE = ("prices",)
@@ -119,7 +120,6 @@ offer = offers[ss["pr_offer"]]
 Na = float(ss["pr_na"]) * 1e9
 fpb = float(ss["pr_fpb"])
 f_read = float(ss["pr_read"])
-kv_dtype = ss["pr_kvdt"]
 table = pricing.price_table(offers, Na, fpb, f_read)
 i_off = table.keys.index(ss["pr_offer"])
 
@@ -179,7 +179,7 @@ st.header("2 · A long-context tier → KV bytes per token")
 if default_tier is None:
     st.info("No price preset has a long-context tier, so there is nothing to invert here.")
 else:
-    d = st.columns([2.2, 1, 1, 1])
+    d = st.columns([2.2, 1, 1, 1.2])
     d[0].selectbox("Long-context tier (price presets with one)", list(tiered), key="pr_tier",
                    format_func=offer_label, persist_state="session",
                    help="Where the price steps up: the lecture reads it as the context where KV fetch overtakes "
@@ -191,156 +191,167 @@ else:
                       key="pr_fpb", persist_state="session",
                       help="FLOP/s ÷ HBM bytes/s. The lecture's '≈300' counts multiplies; in FLOPs at fp8 that is "
                            "600. bf16 FLOP/s give ≈300: then the answer is the same physics in 2-byte elements.")
-    d[3].selectbox("KV dtype (cross-check)", KV_DTYPES, key="pr_kvdt", persist_state="session",
-                   help="Bytes per KV element: turns the implied bytes into elements and prices the architecture.")
-    a = st.columns([1, 1, 1, 1.2])
-    a[0].select_slider("d_head", options=DH_OPTIONS, key="pr_dh", persist_state="session",
-                       help="Head dimension; 128 is typical (§2.5).")
-    a[1].select_slider("KV heads", options=KVH_OPTIONS, key="pr_kvh", persist_state="session",
-                       help="KV heads typically range from 1 to 8 (§2.5).")
-    a[2].number_input("Unique KV layers", min_value=1.0, max_value=256.0, step=1.0, key="pr_kvl",
-                      persist_state="session", format="%g",
-                      help="Layers with their own KV. Character.AI/Gemma-style global KV shared across layers: 1.")
-    a[3].slider("Fraction of context attention reads f", 0.01, 1.0, step=0.01, key="pr_read",
+    d[3].slider("Fraction of context attention reads f", 0.01, 1.0, step=0.01, key="pr_read",
                 persist_state="session",
                 help="1 = dense attention. Sparse attention reads less, so the stored KV the price implies is "
                      "1/f bigger ('multiply by 1/sparsity', §2.5).")
-    tier = tiered[ss["pr_tier"]]
-    i_t = table.keys.index(ss["pr_tier"])
-    T_x = float(tier.long_context_threshold_tokens)
-    kv_imp = float(table.implied_kv_bytes_per_token[i_t])
-    kv_read = kv_imp * f_read                         # bytes read per token of context at the crossover
-    b_el = DTYPE_BYTES[kv_dtype]
-    dh, kvh, kvl = int(ss["pr_dh"]), int(ss["pr_kvh"]), float(ss["pr_kvl"])
-    kv_arch = float(pricing.kv_bytes_architecture(dh, kvh, kvl, b_el))
-    heads_implied = float(kv_imp / pricing.kv_bytes_architecture(dh, 1, kvl, b_el))
-    jump_in, jump_out = float(table.long_input_jump[i_t]), float(table.long_output_jump[i_t])
+
+@section
+def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, fpb: float, f_read: float) -> None:
+    """Section 2's architecture cross-check (d_head, KV heads, unique KV layers, KV dtype), its chart, and
+    section 3, which reads the same four dials: a move of one of them reruns this alone (ui/section.py).
+    The page's other dials are above it; what it needs of them comes in as arguments."""
+    offer = offers[table.keys[i_off]]
+    if default_tier is not None:
+        a = st.columns([1, 1, 1, 1])
+        a[0].select_slider("d_head", options=DH_OPTIONS, key="pr_dh", persist_state="session",
+                           help="Head dimension; 128 is typical (§2.5).")
+        a[1].select_slider("KV heads", options=KVH_OPTIONS, key="pr_kvh", persist_state="session",
+                           help="KV heads typically range from 1 to 8 (§2.5).")
+        a[2].number_input("Unique KV layers", min_value=1.0, max_value=256.0, step=1.0, key="pr_kvl",
+                          persist_state="session", format="%g",
+                          help="Layers with their own KV. Character.AI/Gemma-style global KV shared across layers: 1.")
+        a[3].selectbox("KV dtype (cross-check)", KV_DTYPES, key="pr_kvdt", persist_state="session",
+                       help="Bytes per KV element: turns the implied bytes into elements and prices the architecture.")
+        kv_dtype = ss["pr_kvdt"]
+        tier = tiered[ss["pr_tier"]]
+        i_t = table.keys.index(ss["pr_tier"])
+        T_x = float(tier.long_context_threshold_tokens)
+        kv_imp = float(table.implied_kv_bytes_per_token[i_t])
+        b_el = DTYPE_BYTES[kv_dtype]
+        dh, kvh, kvl = int(ss["pr_dh"]), int(ss["pr_kvh"]), float(ss["pr_kvl"])
+        kv_arch = float(pricing.kv_bytes_architecture(dh, kvh, kvl, b_el))
+        heads_implied = float(kv_imp / pricing.kv_bytes_architecture(dh, 1, kvl, b_el))
+        jump_in, jump_out = float(table.long_input_jump[i_t]), float(table.long_output_jump[i_t])
+        metrics.grid([
+            Metric("Implied KV per token", bytes_(kv_imp),
+                   help=f"Stored KV bytes per token that put the KV-fetch = compute crossover at {T_x:,.0f} tokens."),
+            Metric(f"…in {kv_dtype} elements", number(kv_imp / b_el),
+                   help=f"{bytes_(kv_imp)} ÷ {b_el:g} B per element."),
+            Metric("Architecture cross-check", bytes_(kv_arch),
+                   help=f"{kvl:g} × 2 × {dh} × {kvh} × {b_el:g} B (layers × K,V × d_head × KV heads × bytes)."),
+            Metric("Implied ÷ architecture", f"{kv_imp / kv_arch:.3g}×",
+                   help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s)."),
+        ], columns=4)
+        f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
+        latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
+              rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
+              rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
+              rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
+              rf"\times {kvh}\times {b_el:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}\end{{aligned}}")
+        c1, c2 = st.columns([1, 1.6])
+        with c1:
+            jumps = (f"input \\${tier.input_usd_per_mtok:g} → \\${tier.long_context_input_usd_per_mtok:g} "
+                     f"({jump_in:.3g}×)" if np.isfinite(jump_in) else "")
+            if np.isfinite(jump_out):
+                jumps += (", " if jumps else "") + (f"output \\${tier.output_usd_per_mtok:g} → "
+                                                    f"\\${tier.long_context_output_usd_per_mtok:g} ({jump_out:.3g}×)")
+            st.markdown(
+                f"From **{label(tier)}**: the price steps up above **{T_x:,.0f} tokens** ({jumps}; "
+                f"{said(tier, pricing.USES['jump'] + pricing.USES['kv'])}). Below the step, cost per token is flat "
+                "(compute-bound); above it, the KV read grows with context. Put the crossover there: "
+                f"B·f·T×·kv/bw = 2·B·Na/F. Dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}, "
+                f"KV at {kv_dtype}. "
+                f"The lecture's own inputs (Na = 100B, 300 multiplies/B = 600 FLOP/B, 200k) give "
+                f"{LECTURE_KV:,.0f} B — 'almost two kilobytes' — against 2 × 128 × 8 = {LECTURE_ARCH_KV:,.0f} B "
+                "for one shared 1-byte KV layer: 'plausible, if maybe a little bit small'.")
+            if "kv" in table.uncertain[i_t] or "jump" in table.uncertain[i_t]:
+                st.warning(f"{label(tier)}'s long-context figures are flagged uncertain in the presets: "
+                           + "; ".join(f"{f.replace('_', ' ')} — {md(m_.note)}" for f, m_ in tier.meta.items()
+                                       if m_.uncertain and f.startswith("long_context")), icon="⚠️")
+            ratios = ", ".join(f"{number(hw.flops(dt) / hw.hbm_bandwidth_bytes_per_s)} at {dt}"
+                               for dt in hw.compute_dtypes())
+            st.caption(f"For scale, the sidebar's {hw.name}: {ratios} FLOP/B (peak FLOP/s ÷ peak HBM B/s).")
+        with c2:
+            T = CONTEXT_GRID
+            T_arch = float(pricing.crossover_context(Na, fpb, kv_arch, f_read))
+            curves = [("roofline, implied KV", pricing.context_cost_multiple(T, Na, fpb, kv_imp, f_read),
+                       fig_prices.KV_COLOR, "solid"),
+                      ("roofline, architecture KV",
+                       pricing.context_cost_multiple(T, Na, fpb, kv_arch, f_read), fig_prices.ARCH_COLOR, "dash")]
+            steps = []
+            if np.isfinite(jump_in):
+                steps.append((f"input price ÷ ${tier.input_usd_per_mtok:g}",
+                              pricing.tier_price_multiple(T, T_x, jump_in), fig_prices.INPUT_PRICE_COLOR))
+            if np.isfinite(jump_out):
+                steps.append((f"output price ÷ ${tier.output_usd_per_mtok:g}",
+                              pricing.tier_price_multiple(T, T_x, jump_out), fig_prices.OUTPUT_PRICE_COLOR))
+            fig = fig_prices.context_cost(
+                T, curves, steps, threshold=T_x,
+                crossovers=[(T_x, 1.0, "implied crossover", fig_prices.KV_COLOR),
+                            (T_arch, 1.0, "architecture crossover", fig_prices.ARCH_COLOR)],
+                title=f"Cost per token against context ({label(tier)})")
+            export.chart(fig, key="prices_context")
+            st.caption(f"Roofline cost per token at large batch ÷ its short-context value: "
+                       f"max(1, f·T·kv·(F/bw) ÷ 2Na), flat while compute-bound, linear once the KV read dominates; "
+                       f"with the architecture's {bytes_(kv_arch)} the crossover is at {tokens(T_arch)} tokens "
+                       f"(dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}). Steps: {label(tier)}'s "
+                       f"list prices above {T_x:,.0f} tokens ÷ below ({tier.meta['input_usd_per_mtok'].date}).")
+
+    # ================================================================ 3. cache-hit discount
+    st.header("3 · Cache hits: \"loading KV is ~10× cheaper than recomputing it\"")
+    disc = float(table.cache_discount[i_off])
+    kv_arch_now = float(pricing.kv_bytes_architecture(int(ss["pr_dh"]), int(ss["pr_kvh"]), float(ss["pr_kvl"]),
+                                                      DTYPE_BYTES[ss["pr_kvdt"]]))
+    reload = float(pricing.recompute_over_reload(Na, fpb, kv_arch_now))
+    has_hit = offer.cache_read_usd_per_mtok is not None
     metrics.grid([
-        Metric("Implied KV per token", bytes_(kv_imp),
-               help=f"Stored KV bytes per token that put the KV-fetch = compute crossover at {T_x:,.0f} tokens."),
-        Metric(f"…in {kv_dtype} elements", number(kv_imp / b_el),
-               help=f"{bytes_(kv_imp)} ÷ {b_el:g} B per element."),
-        Metric("Architecture cross-check", bytes_(kv_arch),
-               help=f"{kvl:g} × 2 × {dh} × {kvh} × {b_el:g} B (layers × K,V × d_head × KV heads × bytes)."),
-        Metric("Implied ÷ architecture", f"{kv_imp / kv_arch:.3g}×",
-               help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s)."),
+        Metric("Fresh input (recompute)", f"{usd(offer.input_usd_per_mtok)}/Mtok",
+               help=f"{label(offer)}'s input price: a fresh token is a prefill that recomputes its KV."),
+        Metric("Cache hit (reload)", f"{usd(offer.cache_read_usd_per_mtok)}/Mtok" if has_hit else "—",
+               help=f"{label(offer)}'s cached-input price: the stored KV is read back."),
+        Metric("Price discount", f"{disc:.3g}×" if np.isfinite(disc) else "—", help="Fresh input ÷ cache-hit price."),
+        Metric("Roofline: recompute ÷ HBM read", f"{number(reload)}×",
+               help=f"2·Na/((F/bw)·kv) with kv = {bytes_(kv_arch_now)} (the architecture cross-check): one token's "
+                    "prefill FLOPs against reading its KV from HBM once."),
     ], columns=4)
-    f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
-    latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
-          rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
-          rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
-          rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
-          rf"\times {kvh}\times {b_el:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}\end{{aligned}}")
+    if has_hit:
+        latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
+              rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
+              rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
+              rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
+              rf"{tex_int(reload)}\times")
     c1, c2 = st.columns([1, 1.6])
     with c1:
-        jumps = (f"input \\${tier.input_usd_per_mtok:g} → \\${tier.long_context_input_usd_per_mtok:g} "
-                 f"({jump_in:.3g}×)" if np.isfinite(jump_in) else "")
-        if np.isfinite(jump_out):
-            jumps += (", " if jumps else "") + (f"output \\${tier.output_usd_per_mtok:g} → "
-                                                f"\\${tier.long_context_output_usd_per_mtok:g} ({jump_out:.3g}×)")
-        st.markdown(
-            f"From **{label(tier)}**: the price steps up above **{T_x:,.0f} tokens** ({jumps}; "
-            f"{said(tier, pricing.USES['jump'] + pricing.USES['kv'])}). Below the step, cost per token is flat "
-            "(compute-bound); above it, the KV read grows with context. Put the crossover there: "
-            f"B·f·T×·kv/bw = 2·B·Na/F. Dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}, "
-            f"KV at {kv_dtype}. "
-            f"The lecture's own inputs (Na = 100B, 300 multiplies/B = 600 FLOP/B, 200k) give "
-            f"{LECTURE_KV:,.0f} B — 'almost two kilobytes' — against 2 × 128 × 8 = {LECTURE_ARCH_KV:,.0f} B for one "
-            "shared 1-byte KV layer: 'plausible, if maybe a little bit small'.")
-        if "kv" in table.uncertain[i_t] or "jump" in table.uncertain[i_t]:
-            st.warning(f"{label(tier)}'s long-context figures are flagged uncertain in the presets: "
-                       + "; ".join(f"{f.replace('_', ' ')} — {md(m_.note)}" for f, m_ in tier.meta.items()
-                                   if m_.uncertain and f.startswith("long_context")), icon="⚠️")
-        hw = s.hardware
-        ratios = ", ".join(f"{number(hw.flops(dt) / hw.hbm_bandwidth_bytes_per_s)} at {dt}"
-                           for dt in hw.compute_dtypes())
-        st.caption(f"For scale, the sidebar's {hw.name}: {ratios} FLOP/B (peak FLOP/s ÷ peak HBM B/s).")
+        if has_hit:
+            extra = ""
+            if offer.cache_write_5m_usd_per_mtok is not None:
+                w5 = float(table.cache_write_5m_over_input[i_off])
+                extra = (f" Writing the cache costs {'more than' if w5 > 1 else 'no more than'} fresh input: "
+                         f"\\${offer.cache_write_5m_usd_per_mtok:g} "
+                         f"for 5 minutes ({float(table.cache_write_5m_over_input[i_off]):.3g}×)"
+                         + (f", \\${offer.cache_write_1h_usd_per_mtok:g} for 1 hour "
+                            f"({float(table.cache_write_1h_over_input[i_off]):.3g}×)"
+                            if offer.cache_write_1h_usd_per_mtok is not None else "") + ".")
+            st.markdown(
+                f"From **{label(offer)}**: \\${offer.input_usd_per_mtok:g} fresh vs "
+                f"\\${offer.cache_read_usd_per_mtok:g} cached per Mtok ({said(offer, pricing.USES['cache'])})."
+                f"{extra} Reading a token's KV from HBM is {number(reload)}× cheaper than recomputing it on the "
+                f"roofline (dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, kv = {bytes_(kv_arch_now)}), "
+                + (f"so a {disc:.3g}× discount is not about bandwidth: the price pays for **holding** the KV between "
+                   "requests, in whatever memory tier the provider parks it." if reload > disc else
+                   f"no more than the {disc:.3g}× discount: at these dials reading the KV back could account for it."))
+        else:
+            st.info(f"{label(offer)} has no cache-hit price in the presets: pick another featured price above.")
+        st.page_link("views/memory_tiers.py", label="Memory tiers: the cost of holding KV", icon=":material/storage:")
     with c2:
-        T = CONTEXT_GRID
-        T_arch = float(pricing.crossover_context(Na, fpb, kv_arch, f_read))
-        curves = [("roofline, implied KV", pricing.context_cost_multiple(T, Na, fpb, kv_imp, f_read),
-                   fig_prices.KV_COLOR, "solid"),
-                  ("roofline, architecture KV",
-                   pricing.context_cost_multiple(T, Na, fpb, kv_arch, f_read), fig_prices.ARCH_COLOR, "dash")]
-        steps = []
-        if np.isfinite(jump_in):
-            steps.append((f"input price ÷ ${tier.input_usd_per_mtok:g}", pricing.tier_price_multiple(T, T_x, jump_in),
-                          fig_prices.INPUT_PRICE_COLOR))
-        if np.isfinite(jump_out):
-            steps.append((f"output price ÷ ${tier.output_usd_per_mtok:g}",
-                          pricing.tier_price_multiple(T, T_x, jump_out), fig_prices.OUTPUT_PRICE_COLOR))
-        fig = fig_prices.context_cost(
-            T, curves, steps, threshold=T_x,
-            crossovers=[(T_x, 1.0, "implied crossover", fig_prices.KV_COLOR),
-                        (T_arch, 1.0, "architecture crossover", fig_prices.ARCH_COLOR)],
-            title=f"Cost per token against context ({label(tier)})")
-        export.chart(fig, key="prices_context")
-        st.caption(f"Roofline cost per token at large batch ÷ its short-context value: max(1, f·T·kv·(F/bw) ÷ 2Na), "
-                   f"flat while compute-bound, linear once the KV read dominates; with the architecture's "
-                   f"{bytes_(kv_arch)} the crossover is at {tokens(T_arch)} tokens (dials: Na = {number(Na)}, F/bw = "
-                   f"{fpb:g} FLOP/B, f = {f_read:g}). Steps: {label(tier)}'s list prices above {T_x:,.0f} tokens "
-                   f"÷ below ({tier.meta['input_usd_per_mtok'].date}).")
+        have = np.flatnonzero(np.isfinite(table.cache_discount))
+        order = have[np.argsort(-table.cache_discount[have], kind="stable")]
+        hl = np.flatnonzero(order == i_off)
+        fig = fig_prices.offer_bars(
+            [bar_label(table.keys[j]) for j in order], table.cache_discount[order],
+            title="Fresh input ÷ cache-hit price of each preset", x_title="input ÷ cache-hit price [×]",
+            highlight=int(hl[0]) if hl.size else None, uncertain=["cache" in table.uncertain[j] for j in order],
+            ref=(pricing.LECTURE_CACHE_DISCOUNT, "lecture: ~10×"),
+            hover=[f"${table.input_usd_per_mtok[j]:g} fresh / ${table.cache_read_usd_per_mtok[j]:g} cached per Mtok"
+                   for j in order])
+        export.chart(fig, key="prices_cache")
+        st.caption("Discount = fresh input price ÷ cache-hit (cached input) price per million tokens, each preset at "
+                   "its date; presets with no cache-hit price are left out. Dashed: the lecture's ~10×.")
 
-# ================================================================ 3. cache-hit discount
-st.header("3 · Cache hits: \"loading KV is ~10× cheaper than recomputing it\"")
-disc = float(table.cache_discount[i_off])
-kv_arch_now = float(pricing.kv_bytes_architecture(int(ss["pr_dh"]), int(ss["pr_kvh"]), float(ss["pr_kvl"]),
-                                                  DTYPE_BYTES[ss["pr_kvdt"]]))
-reload = float(pricing.recompute_over_reload(Na, fpb, kv_arch_now))
-has_hit = offer.cache_read_usd_per_mtok is not None
-metrics.grid([
-    Metric("Fresh input (recompute)", f"{usd(offer.input_usd_per_mtok)}/Mtok",
-           help=f"{label(offer)}'s input price: a fresh token is a prefill that recomputes its KV."),
-    Metric("Cache hit (reload)", f"{usd(offer.cache_read_usd_per_mtok)}/Mtok" if has_hit else "—",
-           help=f"{label(offer)}'s cached-input price: the stored KV is read back."),
-    Metric("Price discount", f"{disc:.3g}×" if np.isfinite(disc) else "—", help="Fresh input ÷ cache-hit price."),
-    Metric("Roofline: recompute ÷ HBM read", f"{number(reload)}×",
-           help=f"2·Na/((F/bw)·kv) with kv = {bytes_(kv_arch_now)} (the architecture cross-check): one token's "
-                "prefill FLOPs against reading its KV from HBM once."),
-], columns=4)
-if has_hit:
-    latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
-          rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
-          rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
-          rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
-          rf"{tex_int(reload)}\times")
-c1, c2 = st.columns([1, 1.6])
-with c1:
-    if has_hit:
-        extra = ""
-        if offer.cache_write_5m_usd_per_mtok is not None:
-            w5 = float(table.cache_write_5m_over_input[i_off])
-            extra = (f" Writing the cache costs {'more than' if w5 > 1 else 'no more than'} fresh input: "
-                     f"\\${offer.cache_write_5m_usd_per_mtok:g} "
-                     f"for 5 minutes ({float(table.cache_write_5m_over_input[i_off]):.3g}×)"
-                     + (f", \\${offer.cache_write_1h_usd_per_mtok:g} for 1 hour "
-                        f"({float(table.cache_write_1h_over_input[i_off]):.3g}×)"
-                        if offer.cache_write_1h_usd_per_mtok is not None else "") + ".")
-        st.markdown(
-            f"From **{label(offer)}**: \\${offer.input_usd_per_mtok:g} fresh vs "
-            f"\\${offer.cache_read_usd_per_mtok:g} cached per Mtok ({said(offer, pricing.USES['cache'])})."
-            f"{extra} Reading a token's KV from HBM is {number(reload)}× cheaper than recomputing it on the "
-            f"roofline (dials: Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, kv = {bytes_(kv_arch_now)}), "
-            + (f"so a {disc:.3g}× discount is not about bandwidth: the price pays for **holding** the KV between "
-               "requests, in whatever memory tier the provider parks it." if reload > disc else
-               f"no more than the {disc:.3g}× discount: at these dials reading the KV back could account for it."))
-    else:
-        st.info(f"{label(offer)} has no cache-hit price in the presets: pick another featured price above.")
-    st.page_link("views/memory_tiers.py", label="Memory tiers: the cost of holding KV", icon=":material/storage:")
-with c2:
-    have = np.flatnonzero(np.isfinite(table.cache_discount))
-    order = have[np.argsort(-table.cache_discount[have], kind="stable")]
-    hl = np.flatnonzero(order == i_off)
-    fig = fig_prices.offer_bars(
-        [bar_label(table.keys[j]) for j in order], table.cache_discount[order],
-        title="Fresh input ÷ cache-hit price of each preset", x_title="input ÷ cache-hit price [×]",
-        highlight=int(hl[0]) if hl.size else None, uncertain=["cache" in table.uncertain[j] for j in order],
-        ref=(pricing.LECTURE_CACHE_DISCOUNT, "lecture: ~10×"),
-        hover=[f"${table.input_usd_per_mtok[j]:g} fresh / ${table.cache_read_usd_per_mtok[j]:g} cached per Mtok"
-               for j in order])
-    export.chart(fig, key="prices_cache")
-    st.caption("Discount = fresh input price ÷ cache-hit (cached input) price per million tokens, each preset at "
-               "its date; presets with no cache-hit price are left out. Dashed: the lecture's ~10×.")
+
+
+cross_check_and_cache(table, i_off, s.hardware, Na, fpb, f_read)
 
 # ================================================================ 4. fast-mode multiples
 st.header("4 · Fast mode: a price multiple buys a smaller batch")
