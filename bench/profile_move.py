@@ -140,6 +140,9 @@ def measure(browser, name: str, env: dict[str, str], args, moves: int, report: l
         root = page.get_by_test_id("stSidebar" if where == "sidebar" else "stMain")
         thumb = root.get_by_test_id("stSlider").filter(has_text=label).first.get_by_role("slider").first
         thumb.focus()
+        if args.chart_in_view is not None:                   # after the focus, which scrolls to the dial
+            page.locator(f"[data-testid='stMain'] .js-plotly-plot >> nth={args.chart_in_view}").evaluate(
+                "e => e.scrollIntoView({block: 'nearest'})")
         for i in range(4):                                   # warm-up
             press_and_time_all(page, thumb, "ArrowRight" if i % 2 == 0 else "ArrowLeft")
         spy, spy_out = None, None
@@ -210,6 +213,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (each restarts the servers)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:ENV=V,...",
                     help="also measure the app with these environment variables on its server")
+    ap.add_argument("--chart-in-view", type=int, metavar="N",
+                    help="scroll the main area's Nth chart (0 = first) into view before the moves: charts off "
+                         "screen hold their figure (ui/live_chart), so a dial far above its chart times nothing")
     ap.add_argument("--threads", action="store_true", help="server CPU per move by thread")
     ap.add_argument("--js-profile", action="store_true", help="Chromium sampling profile of the moves")
     ap.add_argument("--trace", metavar="FILE", help="save a Chromium performance trace of the moves")
