@@ -6,6 +6,8 @@
                                  --variant plotly-chart:ROOFLINE_CHART=plotly --rounds 3
     python bench/profile_move.py --js-profile --threads             # browser JS by script; server CPU by thread
     python bench/profile_move.py --py-spy                           # server stacks (needs `pip install py-spy`)
+    python bench/profile_move.py --stock --page / --trace stock.json # the stock baseline app's timeline
+    python bench/profile_move.py --page /moe --dial main:"GPUs the expert layer spans, G" --chart-in-view 0
 
 Prints, per variant (the app as it is = "base", plus each --variant NAME:ENV=V,... run with those
 environment variables on its server), keypress → first chart change and → last chart settled (p50,
@@ -132,7 +134,13 @@ def spy_summary(raw: str, moves: int, rate: int, top: int = 25) -> list[str]:
 def measure(browser, name: str, env: dict[str, str], args, moves: int, report: list[str]) -> dict:
     where, _, label = args.dial.partition(":")
     out = {"first": [], "last": [], "cpu": 0.0}
-    with streamlit_process("app.py", cwd=ROOT, env=env) as (url, proc):
+    if args.stock:       # bench/minimal_app.py from a temp dir: stock settings, no .streamlit/config.toml
+        tmp = Path(tempfile.mkdtemp(prefix="stock-app-"))
+        shutil.copy(Path(__file__).resolve().parent / "minimal_app.py", tmp / "minimal_app.py")
+        app, cwd = tmp / "minimal_app.py", tmp
+    else:
+        app, cwd = "app.py", ROOT
+    with streamlit_process(app, cwd=cwd, env=env) as (url, proc):
         ctx = browser.new_context(viewport=VIEWPORT)
         page = ctx.new_page()
         open_app(page, url + args.page)
@@ -213,6 +221,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds (each restarts the servers)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:ENV=V,...",
                     help="also measure the app with these environment variables on its server")
+    ap.add_argument("--stock", action="store_true",
+                    help="time the stock baseline app (bench/minimal_app.py, stock settings) instead: its timeline "
+                         "next to the app's (with --trace); use --page / --dial sidebar:Batch")
     ap.add_argument("--chart-in-view", type=int, metavar="N",
                     help="scroll the main area's Nth chart (0 = first) into view before the moves: charts off "
                          "screen hold their figure (ui/live_chart), so a dial far above its chart times nothing")

@@ -104,7 +104,12 @@ try:
     of_interest = [x for x in (fm.batch_standard, ref0.batch_standard if ref0 else None, b_star0, b_star,
                                min(b_max, 1e6)) if x is not None and np.isfinite(x) and x > 0]
     b_hi = float(np.clip(2.0 ** np.ceil(np.log2(8 * max(of_interest, default=2048))), 64, BATCH_OPTIONS[-1]))
-    grid = np.unique(np.concatenate([np.geomspace(1, b_hi, 241), [o for o in BATCH_OPTIONS if o <= b_hi]]))
+    # 6 points per octave (as on the Batch page), the dial batches, and the batches the page marks, so the
+    # kink at B* and the markers sit on the curves exactly.
+    marks = [x for x in (*of_interest, fm.batch_fast, ref0.batch_fast if ref0 else None)
+             if x is not None and np.isfinite(x) and 1 <= x <= b_hi]
+    grid = np.unique(np.concatenate([np.geomspace(1, b_hi, int(6 * np.log2(b_hi)) + 1),
+                                     [o for o in BATCH_OPTIONS if o <= b_hi], marks]))
     # One call for the chart: rows = (context T, no KV), columns = the batch grid.
     sweep = decode_step(s, grid[None, :], np.array([[T], [0.0]]))
     # Floors: the weight fetch alone (B → 0) and the cost per token as B → ∞ (compute + KV, nothing to share).
