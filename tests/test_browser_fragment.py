@@ -151,3 +151,39 @@ def test_a_section_dial_reruns_only_its_section_and_updates_url_and_share_box(tr
         assert page_problems(page) == []
     finally:
         ctx.close()
+
+
+def test_scale_up_grow_by_and_moe_hop_latency_rerun_only_their_sections(traced_url, chromium_browser):
+    """The other sections (ui/section.py): Scale-up's row 2 ("Grow by") and MoE's tensor-parallel part
+    (its hop latency).  Each dial's move changes what it drives and the URL, and reruns no page."""
+    ctx = chromium_browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.set_default_timeout(RUN_TIMEOUT_MS)
+    try:
+        open_app(page, traced_url + "/scale-up")
+        full0, page0 = _count(page, "full"), _count(page, "page")
+        main = page.get_by_test_id("stMain")
+        main.get_by_test_id("stRadio").filter(has_text="Grow by").get_by_text("×8").click()
+        page.wait_for_timeout(400)
+        wait_for_app_run(page)
+        expect(main.get_by_text("×8 chips: more pipeline stages or a bigger domain?")).to_be_visible()
+        assert (_count(page, "full"), _count(page, "page")) == (full0, page0), "Grow by reran the page"
+        expect(page).to_have_url(re.compile(r"[?&]sx=8"))
+        assert "sx=8" in _share(page)
+
+        open_app(page, traced_url + "/moe")
+        full0, page0 = _count(page, "full"), _count(page, "page")
+        main.get_by_test_id("stExpander").filter(has_text="Tensor parallelism instead").locator("summary").click()
+        hop = main.get_by_role("spinbutton", name="All-reduce hop latency [µs]")
+        hop.fill("50")
+        hop.press("Enter")
+        page.wait_for_timeout(400)
+        wait_for_app_run(page)
+        # The text beside the dial names the hop latency it read.
+        expect(main.get_by_text(re.compile(r"hop latency 50 µs"))).to_be_visible()
+        assert (_count(page, "full"), _count(page, "page")) == (full0, page0), "the hop latency reran the page"
+        expect(page).to_have_url(re.compile(r"[?&]hop_us=50"))
+        assert "hop_us=50" in _share(page)
+        assert page_problems(page) == []
+    finally:
+        ctx.close()

@@ -14,6 +14,7 @@ section alone.  Everything else on the page is left as drawn (Streamlit keeps it
 Rules for a section:
 - Its dials must feed only what the section draws.  A dial that another part of the page reads
   belongs outside it.
+- An error inside it is shown in its place, as app.py does for a page, and the rest of the page stays.
 - It takes what it needs from the page as arguments.  Streamlit replays the arguments of the last
   page run when it reruns the section alone.  A page global may have been reassigned further down
   the page by then.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -69,7 +71,12 @@ def section(func: Callable[..., None]) -> Callable[..., None]:
 
     @st.fragment
     def rerun_alone(after: Callable[..., None] | None, *args: Any, **kwargs: Any) -> None:
-        func(*args, **kwargs)
+        try:
+            func(*args, **kwargs)
+        except Exception as exc:  # never a traceback in front of a user (app.py's rule, for a rerun of its own)
+            logging.getLogger("roofline").exception("section %s failed", func.__name__)
+            st.error(f"This part of the page could not be drawn ({type(exc).__name__}: {exc}). "
+                     "Change a dial or open the page without URL parameters.")
         if after is not None:
             # Inside a page run too, but then only the share box (app.py writes the URL after the page,
             # once it has judged the URL's parameters): a fragment may write to the sidebar on a rerun

@@ -22,6 +22,7 @@ from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_
 from ui.format import bytes_, number, seconds
 from ui.live_tex import latex
 from ui.metrics import Metric
+from ui.section import section
 from ui.view import current_view, page_header
 
 PAGE = ("moe",)
@@ -328,6 +329,17 @@ def moe_section() -> None:
 
 
 # ================================================================ tensor parallelism
+@section
+def tp_part(dense: bool) -> None:
+    """The tensor-parallel part: its hop-latency dial feeds only this, so a move of it reruns this alone
+    (ui/section.py).  It reads the page's dials (G, activation bytes) from the last page run: this is the
+    page's last call, so the globals it reads are that run's."""
+    try:
+        tp_section(dense)
+    except ValueError as exc:
+        st.warning(f"Tensor parallelism cannot be computed here: {exc}.", icon="⚠️")
+
+
 def tp_section(dense: bool) -> None:
     hop_col, text_col = st.columns([1, 3])
     hop_col.number_input("All-reduce hop latency [µs]", min_value=0.0, max_value=1000.0, step=0.5, key="hop_us",
@@ -406,17 +418,11 @@ if is_moe:
         st.warning(f"The expert layout cannot be computed here: {exc}.", icon="⚠️")
     st.divider()
     with st.expander("Tensor parallelism instead: the dense alternative"):
-        try:
-            tp_section(dense=False)
-        except ValueError as exc:
-            st.warning(f"Tensor parallelism cannot be computed here: {exc}.", icon="⚠️")
+        tp_part(dense=False)
 else:
     st.info(f"**{m0.name}** is a dense model: it has no routed experts, so there is no expert layout, "
             "all-to-all or touched-expert fetch. Pick an MoE model in the sidebar (DeepSeek-V3, Kimi K2, "
             "Qwen3, gpt-oss, …) for that part. Below: tensor parallelism, how dense models are split over a "
             "scale-up domain, and where it stops paying.")
     st.subheader("Tensor parallelism")
-    try:
-        tp_section(dense=True)
-    except ValueError as exc:
-        st.warning(f"Tensor parallelism cannot be computed here: {exc}.", icon="⚠️")
+    tp_part(dense=True)

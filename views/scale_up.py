@@ -19,6 +19,7 @@ from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
 from ui.live_tex import latex
 from ui.metrics import Metric
+from ui.section import section
 from ui.view import current_view, page_header
 
 PAGE = ("scale-up",)
@@ -61,7 +62,6 @@ page_header("Scale-up domain: bigger racks buy bandwidth", view)
 page_dial(choice_dial("su", SU_OPTIONS, "B", PAGE))
 page_dial(choice_dial("sx", SX_OPTIONS, 4, PAGE))
 fill = ss["su"] == "fill"
-sx = int(ss["sx"])
 
 # ---------------------------------------------------------------- the C sweep: one call for every C (and batch)
 x_max = max(C_SWEEP_MAX, C)
@@ -197,72 +197,82 @@ st.caption("Marks: Hopper HGX 8 → Blackwell NVL72 72 → Rubin Ultra 144 packa
            f"chip's own domain ({D:,}) is a what-if: the same chip in a bigger domain.")
 
 # ---------------------------------------------------------------- row 2: largest model, pipeline vs bigger domain
-c3, c4 = st.columns(2)
-with c3:
-    lines = [Line("weights alone (B = 0): C·M / bytes", largest[1] / 1e9, fig_scaleup.FLOOR_COLOR, dash="dot",
-                  width=3),
-             Line(f"with the KV of B = {B:g} at T = {tokens(T)}", np.where(largest[0] > 0, largest[0], np.nan) / 1e9,
-                  fig_scaleup.STEP_COLOR)]
-    fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Largest model that fits against scale-up size",
-                                     unit="B params", y_title="largest model [parameters]",
-                                     now=(C, n_max_now / 1e9, now_label), marks=gen_marks,
-                                     hline=(model.total_params / 1e9,
-                                            f"{model.name}: {number(model.total_params)}"), y_format=",.4g",
-                                     y_ticks=PARAM_TICKS)
-    export.chart(fig, key="scaleup_largest")
-    st.caption(f"Largest model = HBM left after the KV cache, C·M − B·kv(T), over {bpp:g} bytes per parameter "
-               f"({s.precision.weights} weights). Where the black line is above the red one, {model.name} fits. "
-               "The lecture: a Blackwell rack's 10–20 TB holds a 5T model plus KV.")
-with c4:
-    st.radio("Grow by", SX_OPTIONS, key="sx", horizontal=True, persist_state="session", format_func=lambda v: f"×{v}",
-             help="The same number of extra chips, two ways: as pipeline stages (racks in a row, each with C "
-                  "chips), or as one scale-up domain of C·× chips.")
-    C_big = C * sx
-    # Today and the bigger domain: one call (C and C·sx chips, B and sx·B sequences); the pipeline: its own.
-    dom = decode_step(s, np.array([B, sx * B]), T, chips=np.array([C, C_big]))
-    s_pipe = s.with_(pipeline_stages=sx)
-    pip = decode_step(s_pipe, B, T)
-    pm = pipeline(s, B, T, float(sx))          # per-chip memory of the P stages (lecture §1.6)
-    opts = [f"today<br>{C:g} chips", f"{sx} stages<br>of {C:g}", f"one domain<br>of {C_big:g}"]
-    cap = [C * M, C * sx * M, C_big * M]
-    bwl = [C * bw, C * bw, C_big * bw]           # the bandwidth one step's weight fetch is spread over
-    floor = [float(dom.t_weights_s[0]), float(pip.t_weights_s), float(dom.t_weights_s[1])]
-    cost = [float(dom.usd_per_mtok[0]), float(pip.usd_per_mtok), float(dom.usd_per_mtok[1])]
-    fits3 = [bool(dom.fits[0]), bool(pip.fits), bool(dom.fits[1])]
-    tb = 1e12 if max(cap) >= 1e12 else 1e9
-    tb_u = "TB" if tb == 1e12 else "GB"
-    panels = [
-        Panel("HBM capacity", tb_u, [v / tb for v in cap], [bytes_(v) for v in cap]),
-        Panel("bandwidth one step uses", "TB/s", [v / 1e12 for v in bwl], [f"{bytes_(v)}/s" for v in bwl]),
-        Panel("latency floor", "ms", [v * 1e3 for v in floor], [seconds(v) for v in floor]),
-        Panel("cost", "$/Mtok", cost, [usd(v) + ("" if f else " ✗") for v, f in zip(cost, fits3)]),
-    ]
-    fig = fig_scaleup.compare_bars(opts, panels, colors=COMPARE_COLORS,
-                                   title=f"×{sx} chips: more pipeline stages or a bigger domain?")
-    export.chart(fig, key="scaleup_compare")
-    st.caption(f"Same chips (C·{sx} = {C_big:g}) and the same {sx * B:g} sequences in flight both ways: {sx} "
-               f"micro-batches of {B:g} through the stages, or one batch of {sx * B:g}. Stages add capacity; they run "
-               "one after another, so a token still waits for all weights over one stage's bandwidth. The bigger "
-               "domain adds both." + ("" if all(fits3) else " ✗: weights + KV do not fit in HBM."))
+@section
+def row_two() -> None:
+    """Row 2 and the text under it: the "Grow by" dial feeds only this, so a move of it reruns this alone
+    (ui/section.py).  It is the page's last call, so the page globals it reads are the last page run's; the
+    dial it owns it reads itself."""
+    sx = int(ss["sx"])
+    c3, c4 = st.columns(2)
+    with c3:
+        lines = [Line("weights alone (B = 0): C·M / bytes", largest[1] / 1e9, fig_scaleup.FLOOR_COLOR, dash="dot",
+                      width=3),
+                 Line(f"with the KV of B = {B:g} at T = {tokens(T)}",
+                      np.where(largest[0] > 0, largest[0], np.nan) / 1e9, fig_scaleup.STEP_COLOR)]
+        fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Largest model that fits against scale-up size",
+                                         unit="B params", y_title="largest model [parameters]",
+                                         now=(C, n_max_now / 1e9, now_label), marks=gen_marks,
+                                         hline=(model.total_params / 1e9,
+                                                f"{model.name}: {number(model.total_params)}"), y_format=",.4g",
+                                         y_ticks=PARAM_TICKS)
+        export.chart(fig, key="scaleup_largest")
+        st.caption(f"Largest model = HBM left after the KV cache, C·M − B·kv(T), over {bpp:g} bytes per parameter "
+                   f"({s.precision.weights} weights). Where the black line is above the red one, {model.name} fits. "
+                   "The lecture: a Blackwell rack's 10–20 TB holds a 5T model plus KV.")
+    with c4:
+        st.radio("Grow by", SX_OPTIONS, key="sx", horizontal=True, persist_state="session",
+                 format_func=lambda v: f"×{v}",
+                 help="The same number of extra chips, two ways: as pipeline stages (racks in a row, each with C "
+                      "chips), or as one scale-up domain of C·× chips.")
+        C_big = C * sx
+        # Today and the bigger domain: one call (C and C·sx chips, B and sx·B sequences); the pipeline: its own.
+        dom = decode_step(s, np.array([B, sx * B]), T, chips=np.array([C, C_big]))
+        s_pipe = s.with_(pipeline_stages=sx)
+        pip = decode_step(s_pipe, B, T)
+        pm = pipeline(s, B, T, float(sx))          # per-chip memory of the P stages (lecture §1.6)
+        opts = [f"today<br>{C:g} chips", f"{sx} stages<br>of {C:g}", f"one domain<br>of {C_big:g}"]
+        cap = [C * M, C * sx * M, C_big * M]
+        bwl = [C * bw, C * bw, C_big * bw]           # the bandwidth one step's weight fetch is spread over
+        floor = [float(dom.t_weights_s[0]), float(pip.t_weights_s), float(dom.t_weights_s[1])]
+        cost = [float(dom.usd_per_mtok[0]), float(pip.usd_per_mtok), float(dom.usd_per_mtok[1])]
+        fits3 = [bool(dom.fits[0]), bool(pip.fits), bool(dom.fits[1])]
+        tb = 1e12 if max(cap) >= 1e12 else 1e9
+        tb_u = "TB" if tb == 1e12 else "GB"
+        panels = [
+            Panel("HBM capacity", tb_u, [v / tb for v in cap], [bytes_(v) for v in cap]),
+            Panel("bandwidth one step uses", "TB/s", [v / 1e12 for v in bwl], [f"{bytes_(v)}/s" for v in bwl]),
+            Panel("latency floor", "ms", [v * 1e3 for v in floor], [seconds(v) for v in floor]),
+            Panel("cost", "$/Mtok", cost, [usd(v) + ("" if f else " ✗") for v, f in zip(cost, fits3)]),
+        ]
+        fig = fig_scaleup.compare_bars(opts, panels, colors=COMPARE_COLORS,
+                                       title=f"×{sx} chips: more pipeline stages or a bigger domain?")
+        export.chart(fig, key="scaleup_compare")
+        st.caption(f"Same chips (C·{sx} = {C_big:g}) and the same {sx * B:g} sequences in flight both ways: {sx} "
+                   f"micro-batches of {B:g} through the stages, or one batch of {sx * B:g}. Stages add capacity; "
+                   "they run one after another, so a token still waits for all weights over one stage's bandwidth. "
+                   "The bigger domain adds both." + ("" if all(fits3) else " ✗: weights + KV do not fit in HBM."))
 
-latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
-      rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
-      rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
-      rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
-      rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
-      rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}")
-hopper, blackwell = hardware_presets()["h100"], hardware_presets()["gb200"]   # the lecture's 'Hopper → Blackwell'
-st.markdown(
-    f"**The lecture's point** (§1.7): pipelining fixes capacity; scale-up size fixes bandwidth, and with it "
-    f"latency and long context. With {sx} stages each chip holds W/(C·P) = "
-    f"{bytes_(float(pm.weight_bytes_per_chip))} of weights but still "
-    f"{bytes_(float(pm.kv_bytes_per_chip))} of KV (the P's cancel, §1.6); the {C_big:g}-chip domain holds "
-    f"{bytes_(float(dom.hbm_bytes_per_chip[1]))} per chip for {sx} × the sequences and reads them "
-    f"with {sx}× the bandwidth. Per-chip bandwidth grows 'maybe 1.5 or 2x per generation'; scale-up size grew "
-    f"'8x' from Hopper (the lecture; the presets: {hopper.name} {hopper.scaleup_domain_chips:g} → {blackwell.name} "
-    f"{blackwell.scaleup_domain_chips:g} chips, "
-    f"{blackwell.scaleup_domain_chips / hopper.scaleup_domain_chips:.3g}×). Pipeline hops are not charged here; "
-    "they are on the Pipelining page.")
-if C_big > D:
-    st.caption(f"C·{sx} = {C_big:g} is more than {hw.name}'s scale-up domain of {D:,}: the bigger domain here is a "
-               "what-if (a next-generation rack of the same chips).")
+    latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
+          rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
+          rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
+          rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
+          rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
+          rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}")
+    hopper, blackwell = hardware_presets()["h100"], hardware_presets()["gb200"]   # the lecture's 'Hopper → Blackwell'
+    st.markdown(
+        f"**The lecture's point** (§1.7): pipelining fixes capacity; scale-up size fixes bandwidth, and with it "
+        f"latency and long context. With {sx} stages each chip holds W/(C·P) = "
+        f"{bytes_(float(pm.weight_bytes_per_chip))} of weights but still "
+        f"{bytes_(float(pm.kv_bytes_per_chip))} of KV (the P's cancel, §1.6); the {C_big:g}-chip domain holds "
+        f"{bytes_(float(dom.hbm_bytes_per_chip[1]))} per chip for {sx} × the sequences and reads them "
+        f"with {sx}× the bandwidth. Per-chip bandwidth grows 'maybe 1.5 or 2x per generation'; scale-up size grew "
+        f"'8x' from Hopper (the lecture; the presets: {hopper.name} {hopper.scaleup_domain_chips:g} → {blackwell.name} "
+        f"{blackwell.scaleup_domain_chips:g} chips, "
+        f"{blackwell.scaleup_domain_chips / hopper.scaleup_domain_chips:.3g}×). Pipeline hops are not charged here; "
+        "they are on the Pipelining page.")
+    if C_big > D:
+        st.caption(f"C·{sx} = {C_big:g} is more than {hw.name}'s scale-up domain of {D:,}: the bigger domain here is a "
+                   "what-if (a next-generation rack of the same chips).")
+
+
+row_two()
