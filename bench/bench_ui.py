@@ -257,7 +257,11 @@ def main() -> int:
     ap.add_argument("--compare-off", default="", metavar="SWITCHES",
                     help="also time each page with these savings off (on top of --chart-off), in the same "
                          "rounds: e.g. 'defer' for every chart redrawn against only those in view")
+    ap.add_argument("--dial", action="append", default=[], metavar="PATH=LABEL",
+                    help="also time page PATH with the dial labelled LABEL (page sliders first, then the "
+                         "sidebar's), in the same rounds: e.g. /prices=d_head, a dial further down a page")
     args = ap.parse_args()
+    extra_dials = [tuple(d.split("=", 1)) for d in args.dial if "=" in d]
     per_round = math.ceil(args.moves / args.rounds)
     paths = args.pages or app_pages()
     chart_off = tuple(w for w in args.chart_off.split("+") if w)
@@ -288,12 +292,17 @@ def main() -> int:
             if compare_off:
                 targets.append(Target(f"{path} ({'+'.join(compare_off)} off)", app_url + path, app_pid,
                                       chart_off=(*chart_off, *compare_off)))
+        chosen: dict[str, str] = {}
+        for path, label in extra_dials:
+            name = f"{path} [{label}]"
+            chosen[name] = label
+            targets.append(Target(name, app_url + path, app_pid, chart_off=chart_off))
         minimal = Target("minimal app", min_url + "/", min_pid, stock_k=1)
         prepare(browser, minimal, (MIN_LABEL,))
         if minimal.skipped:
             raise RuntimeError(f"the baseline app: {minimal.skipped}")
         for t in targets:
-            prepare(browser, t)
+            prepare(browser, t, (chosen[t.name],) if t.name in chosen else None)
             print(f"  {t.name:<14} {t.skipped or f'{t.where} dial {t.label!r}'}", flush=True)
         live = [t for t in targets if not t.skipped]
         # For comparison only: the stock app drawing as many charts as a page redrew in its warm-up.

@@ -198,3 +198,18 @@ def test_moving_g_changes_the_numbers():
 
 def test_page_is_registered():
     assert PAGES["moe"] == "views/moe_layout.py"
+
+
+def test_tensor_parallel_expander_is_lazy_for_an_moe_model():
+    """With an MoE model the tensor-parallel part sits in an expander that computes and sends it only while
+    open (`on_change="rerun"`): a move of G with it closed redraws nothing out of sight."""
+    at = app({"chip": "gb200", "model": "deepseek-v3"}, page="moe")
+    assert_clean(at)
+    closed_charts = len(charts(at))
+    assert "TP all-reduce" not in metrics(at) and "Experts/GPU" in metrics(at)
+    at.session_state["moe_tp_open"] = True           # what a click on the expander does
+    at.run()
+    assert_clean(at)
+    assert "TP all-reduce" in metrics(at)
+    assert len(charts(at)) == closed_charts + 2      # its chart against G and its breakdown
+    assert written(at).get("moe_tp_open") is None     # the open state is not a dial: not in the URL

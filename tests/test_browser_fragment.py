@@ -172,9 +172,12 @@ def test_scale_up_grow_by_and_moe_hop_latency_rerun_only_their_sections(traced_u
         assert "sx=8" in _share(page)
 
         open_app(page, traced_url + "/moe")
-        full0, page0 = _count(page, "full"), _count(page, "page")
+        # With an MoE model the part sits in a lazy expander: opening it reruns the page, which draws it.
         main.get_by_test_id("stExpander").filter(has_text="Tensor parallelism instead").locator("summary").click()
         hop = main.get_by_role("spinbutton", name="All-reduce hop latency [µs]")
+        expect(hop).to_be_visible()
+        wait_for_app_run(page)
+        full0, page0 = _count(page, "full"), _count(page, "page")
         hop.fill("50")
         hop.press("Enter")
         page.wait_for_timeout(400)

@@ -32,9 +32,14 @@ MI300_8B = {"chip": "mi300x", "model": "llama-3.1-8b", "w": "bf16", "kv": "bf16"
 SYSTEMS = [H100_LLAMA, GB200_DSV3]
 
 
-def run(page: str, query: dict[str, str]):
-    """The page at `query`: (AppTest, the View it used, all its rendered text joined)."""
+def run(page: str, query: dict[str, str], open_: tuple[str, ...] = ()):
+    """The page at `query`: (AppTest, the View it used, all its rendered text joined).  `open_`: keys of
+    lazy expanders (`on_change="rerun"`) to open first, as a click on them would."""
     at = app(query, page=page)
+    for key in open_:
+        at.session_state[key] = True
+    if open_:
+        at.run()
     assert_clean(at)
     view = at.session_state["_view"]
     assert view.chip_key == query["chip"] and view.model_key == query["model"]
@@ -245,7 +250,7 @@ def test_scale_up_lecture_and_presets_and_pipeline_memory(query):
 
 @pytest.mark.parametrize("query", [H100_LLAMA, GB200_DSV3, {**H100_LLAMA, "hop_us": "0"}])
 def test_moe_tensor_parallel_fastest_group_and_hop_share(query):
-    at, view, text = run("moe", query)
+    at, view, text = run("moe", query, open_=("moe_tp_open",))     # with an MoE model it is in an expander
     s, B, T = view.system, view.batch, view.context
     hw, m = s.hardware, s.model
     D = int(hw.scaleup_domain_chips)

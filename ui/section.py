@@ -15,6 +15,10 @@ Rules for a section:
 - Its dials must feed only what the section draws.  A dial that another part of the page reads
   belongs outside it.
 - An error inside it is shown in its place, as app.py does for a page, and the rest of the page stays.
+- It must be called in every full run, even when it has nothing to show (then it returns early): that
+  is where Streamlit reserves its slot in the share box.  A section first called in a later run (say,
+  in a lazy expander just opened) could not refresh the box on a rerun of its own (the URL still
+  follows; the error is logged, not shown).
 - It takes what it needs from the page as arguments.  Streamlit replays the arguments of the last
   page run when it reruns the section alone.  A page global may have been reassigned further down
   the page by then.
@@ -82,7 +86,11 @@ def section(func: Callable[..., None]) -> Callable[..., None]:
             # once it has judged the URL's parameters): a fragment may write to the sidebar on a rerun
             # of its own only where it wrote in the last full run (Streamlit reserves the slot then;
             # otherwise StreamlitInvalidLayoutContextError).
-            after(write_url=_RUN.after_section is None)
+            try:
+                after(write_url=_RUN.after_section is None)
+            except Exception:  # a section first drawn outside a full run has no slot there: the box waits
+                logging.getLogger("roofline").warning("section %s could not refresh the share box", func.__name__,
+                                                      exc_info=True)
 
     @functools.wraps(func)
     def call(*args: Any, **kwargs: Any) -> None:

@@ -26,6 +26,7 @@ from ui.section import section
 from ui.view import current_view, page_header
 
 PAGE = ("moe",)
+TP_OPEN_KEY = "moe_tp_open"      # the tensor-parallel expander's open state (a widget: opening it reruns)
 G_OPTIONS = ["C", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 512, 576, 1024]
 E_OPTIONS = ["model", 8, 16, 32, 64, 128, 160, 256, 384, 512, 1024]
 K_OPTIONS = ["model", 1, 2, 4, 6, 8, 16, 32]
@@ -330,10 +331,12 @@ def moe_section() -> None:
 
 # ================================================================ tensor parallelism
 @section
-def tp_part(dense: bool) -> None:
+def tp_part(dense: bool, shown: bool = True) -> None:
     """The tensor-parallel part: its hop-latency dial feeds only this, so a move of it reruns this alone
     (ui/section.py).  It reads the page's dials (G, activation bytes) from the last page run: this is the
-    page's last call, so the globals it reads are that run's."""
+    page's last call, so the globals it reads are that run's.  `shown=False` (its expander closed): nothing."""
+    if not shown:
+        return
     try:
         tp_section(dense)
     except ValueError as exc:
@@ -417,8 +420,11 @@ if is_moe:
     except ValueError as exc:     # a chip without a link figure the layout needs, or a bad override
         st.warning(f"The expert layout cannot be computed here: {exc}.", icon="⚠️")
     st.divider()
-    with st.expander("Tensor parallelism instead: the dense alternative"):
-        tp_part(dense=False)
+    # Lazy: computed and sent only while open (opening reruns the page), so a move of G with it closed
+    # does not redraw its two charts, equations and metrics out of sight.
+    tp_box = st.expander("Tensor parallelism instead: the dense alternative", key=TP_OPEN_KEY, on_change="rerun")
+    with tp_box:
+        tp_part(dense=False, shown=bool(tp_box.open))     # called closed too: a section runs in every full run
 else:
     st.info(f"**{m0.name}** is a dense model: it has no routed experts, so there is no expert layout, "
             "all-to-all or touched-expert fetch. Pick an MoE model in the sidebar (DeepSeek-V3, Kimi K2, "
