@@ -261,7 +261,9 @@ def main() -> int:
                     help="also time page PATH with the dial labelled LABEL (page sliders first, then the "
                          "sidebar's), in the same rounds: e.g. /prices=d_head, a dial further down a page")
     args = ap.parse_args()
-    extra_dials = [tuple(d.split("=", 1)) for d in args.dial if "=" in d]
+    if any("=" not in d for d in args.dial):
+        ap.error("--dial takes PATH=LABEL, e.g. /prices=d_head")
+    extra_dials = [tuple(d.split("=", 1)) for d in args.dial]
     per_round = math.ceil(args.moves / args.rounds)
     paths = args.pages or app_pages()
     chart_off = tuple(w for w in args.chart_off.split("+") if w)

@@ -255,6 +255,7 @@ def request_cost(s: System, L: float, B: float, tb: Tier, tier_usd_now: float, h
                "roofline of this system; dashed: the provider's list price for its model, as a % of its own "
                "no-hit price.")
 
+
 @section
 def hold_or_recompute(s: System, B: float, T: float, tiers: list[Tier], kv: float, rec: float,
                       names: list[str]) -> None:
