@@ -184,7 +184,12 @@ def measure(browser, name: str, env: dict[str, str], args, moves: int, report: l
             report += [f"  {d / moves * 1e3:7.1f} ms  thread {tid} {n}" for d, tid, n in rows[:6] if d > 0]
         if prof:
             report.append(f"[{name}] browser JS profile")
-            report += js_summary(prof.send("Profiler.stop")["profile"], moves)
+            profile = prof.send("Profiler.stop")["profile"]
+            report += js_summary(profile, moves)
+            if args.js_profile_out:
+                path = args.js_profile_out if name == "base" else f"{args.js_profile_out}.{name}"
+                Path(path).write_text(json.dumps(profile))
+                report.append(f"  profile → {path} (.cpuprofile: Chromium DevTools' Performance panel loads it)")
         if tracer:
             done: dict = {}
             tracer.on("Tracing.tracingComplete", lambda e: done.update(e))
@@ -229,6 +234,7 @@ def main() -> int:
                          "screen hold their figure (ui/live_chart), so a dial far above its chart times nothing")
     ap.add_argument("--threads", action="store_true", help="server CPU per move by thread")
     ap.add_argument("--js-profile", action="store_true", help="Chromium sampling profile of the moves")
+    ap.add_argument("--js-profile-out", metavar="FILE", help="with --js-profile: save the profile (.cpuprofile)")
     ap.add_argument("--trace", metavar="FILE", help="save a Chromium performance trace of the moves")
     ap.add_argument("--py-spy", action="store_true", help="sample the server with py-spy (pip install py-spy)")
     args = ap.parse_args()

@@ -176,17 +176,27 @@ def test_bounds_are_shaded_on_both_panels(setup):
     assert texts.count("weight-fetch-bound") == 2
 
 
-def test_label_arrows_point_at_the_operating_points(setup):
+def test_labels_sit_on_leader_lines_from_the_operating_points(setup):
+    """Each operating point's label sits 55 px up-left (latency) or up-right (cost) of its point, at the
+    far end of a leader line drawn from the point as a pixel-sized shape (Spec.leader), not as the
+    annotation's own arrow (which plotly measures with a forced page layout on every redraw)."""
     fig, fm = setup["fig"], setup["fm"]
+    assert not any(a.showarrow for a in fig.layout.annotations)
     for label, b, lat, usd in (("standard", fm.batch_standard, fm.t_step_standard_s, fm.usd_per_mtok_standard),
                                ("fast", fm.batch_fast, fm.t_step_fast_s, fm.usd_per_mtok_fast)):
         anns = [a for a in fig.layout.annotations if (a.text or "").startswith(f"<b>{label}</b>")]
         (left,), (right,) = [a for a in anns if a.xref == "x"], [a for a in anns if a.xref == "x2"]
-        assert left.showarrow and right.showarrow and left.yref == "y" and right.yref == "y2"
+        assert left.yref == "y" and right.yref == "y2"
         assert left.x == right.x == pytest.approx(np.log10(b))
         assert left.y == pytest.approx(np.log10(lat * 1e3)) and right.y == pytest.approx(np.log10(usd))
-        assert left.ax < 0 < right.ax and left.ay < 0 and right.ay < 0        # up-left (latency), up-right (cost)
-        assert left.arrowcolor == right.arrowcolor
+        assert left.xshift == -55 and right.xshift == 55 and left.yshift == right.yshift == 55
+        for ann, y, xref in ((left, lat * 1e3, "x"), (right, usd, "x2")):
+            (line,) = [sh for sh in fig.layout.shapes if sh.type == "path" and sh.xref == xref
+                       and sh.xanchor == pytest.approx(b) and sh.yanchor == pytest.approx(y)]
+            assert line.xsizemode == line.ysizemode == "pixel"
+            # from the point (0, 0) to the label's centre (plotly's pixel-mode paths: +y is up)
+            assert line.path == f"M0,0 L{ann.xshift:g},{ann.yshift:g}"
+            assert line.line.color == ann.font.color
 
 
 def test_panels_are_the_two_subplots_as_separate_figures(setup, sys70):

@@ -20,6 +20,7 @@ FLOOR_COLOR = "#6A3D9A"
 LATENCY_TITLE = "time per token [ms]"
 COST_TITLE = "cost [$ per million output tokens]"
 BATCH_TITLE = "batch B (sequences per step)"
+LABEL_OFFSET_PX = 55          # an operating point's label: this far right/left and up of the point
 # The two panels side by side (as make_subplots(cols=2, horizontal_spacing=0.09) lays them out).
 PANEL_DOMAINS = ((0.0, 0.455), (0.545, 1.0))
 
@@ -174,10 +175,12 @@ def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s
                      legendgroup=label, cliponaxis=False,
                      hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
         # Label in the empty corner: above-left of the rising latency curve, above-right of the
-        # falling cost curve (annotations on log axes take log10 of the data: `label` does x, we do y).
+        # falling cost curve, on a leader line from the point (annotations on log axes take log10 of
+        # the data: `label` does x, we do y).  The line is a shape, not the annotation's arrow (Spec.leader).
+        dx = -LABEL_OFFSET_PX if first else LABEL_OFFSET_PX
+        spec.leader(float(b), float(yv), dx, LABEL_OFFSET_PX, color=color, axis=col)
         spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
-                   y_is_data=True, showarrow=True, ax=-55 if first else 55, ay=-55, arrowhead=0,
-                   arrowwidth=1.5, arrowcolor=color, font={"size": FONT_SIZE - 1, "color": color},
+                   y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},
                    bgcolor="rgba(255,255,255,0.8)")
     if _finite_pos(b_star):
         vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")

@@ -162,6 +162,20 @@ class Spec:
                             "fillcolor": color, "opacity": opacity, "line": {"width": 0}, "layer": "below"})
         return self
 
+    def leader(self, x: float, y: float, dx: float, dy: float, *, color: str, width: float = 1.5,
+               axis: int = 1) -> Spec:
+        """A line from data (x, y) to `dx` px right and `dy` px up of it: an annotation's arrow without the
+        annotation's cost.  Plotly measures an arrow's path (`getTotalLength`, a forced style and layout of
+        the whole page, ≈2 ms each in this app) on every redraw; a pixel-sized shape anchored at the point
+        is only drawn.  Pair it with `label(..., xshift=dx, yshift=dy)` for the text at its far end."""
+        xr, yr = _axis_ref(axis)
+        # A path, not type="line": plotly coerces a line's x0/x1 through a log axis even in pixel mode,
+        # clamping a negative dx to 0 (as for now_point's dot).
+        self.shapes.append({"type": "path", "xref": xr, "yref": yr, "xsizemode": "pixel", "ysizemode": "pixel",
+                            "xanchor": x, "yanchor": y, "path": f"M0,0 L{dx:g},{dy:g}",
+                            "line": {"color": color, "width": width}, "layer": "above"})
+        return self
+
     def label(self, x: float, y: float, text: str, *, axis: int = 1, x_is_data: bool = True,
               y_is_data: bool = False, **props: Any) -> Spec:
         """Text at data x (log10 taken on a log axis) and y in the axis domain (0…1) unless `y_is_data`."""
