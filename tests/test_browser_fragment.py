@@ -1,9 +1,11 @@
-"""The page body is a fragment (issue 12): a page's own dial reruns only the page, a sidebar dial
-reruns the whole app — and either way the URL and the share box follow.
+"""The page body is a fragment (issue 12), nested in the shell fragment that draws the sidebar dials:
+a page's own dial reruns only the page, a sidebar dial reruns the shell (dials and page) but not
+app.py — and either way the URL and the share box follow.
 
 The server runs with ROOFLINE_TRACE_RUNS=1, which makes app.py print its run counters on screen
-("full runs: N" in the sidebar, written by full runs only; "page runs: N" above the page, written by
-every run of the page fragment).
+("full runs: N" in the sidebar, written by full runs of app.py only; "shell runs: N" under the dials,
+written by every run of the shell; "page runs: N" above the page, written by every run of the page
+fragment).
 """
 
 from __future__ import annotations
@@ -70,13 +72,27 @@ def test_page_dial_reruns_only_the_page_and_updates_url_and_share_box(traced_url
     p_url = parse_qs(urlsplit(page.url).query)["p"][0]
     assert f"p={p_url}" in _share(page)
 
-    # A sidebar dial reruns everything: both counters move.
-    slider_thumb(page, "Batch").press("ArrowRight")
+    # A sidebar dial reruns the shell (the dials, then the page), not app.py.
+    shell0 = _count(page, "shell")
+    batch = slider_thumb(page, "Batch")
+    batch_before = batch.get_attribute("aria-valuetext")
+    batch.press("ArrowRight")
     page.wait_for_timeout(400)
     wait_for_app_run(page)
-    expect(page.get_by_text(f"full runs: {full0 + 1}")).to_be_visible()
+    expect(page.get_by_text(f"shell runs: {shell0 + 1}")).to_be_visible()
     assert _count(page, "page") == page0 + 3
-    assert "b=" in _share(page) and f"p={p_url}" in _share(page)
+    assert _count(page, "full") == full0, "a sidebar dial reran app.py"
+    assert batch.get_attribute("aria-valuetext") != batch_before
+    b_url = parse_qs(urlsplit(page.url).query)["b"][0]
+    assert b_url == batch.get_attribute("aria-valuetext").replace(",", "")
+    assert f"b={b_url}" in _share(page) and f"p={p_url}" in _share(page)
+    # The page read the new View: its caption names the batch.
+    shown = re.escape(batch.get_attribute("aria-valuetext"))
+    expect(page.get_by_test_id("stMain").get_by_text(re.compile(rf"B = {shown}\b")).first).to_be_visible()
+    # One set of dials and one share box: the shell's rerun replaced its sidebar elements in place.
+    sidebar = page.get_by_test_id("stSidebar")
+    assert sidebar.get_by_test_id("stSlider").filter(has_text="Batch B").count() == 1
+    assert sidebar.get_by_test_id("stCode").count() == 1
     assert page_problems(page) == []
 
 
@@ -118,7 +134,7 @@ def test_a_section_dial_reruns_only_its_section_and_updates_url_and_share_box(tr
     expect(page).to_have_url(re.compile(r"pr_na=200"))
     assert "pr_dh=192" in page.url and "pr_dh=192" in _share(page) and "pr_na=200" in _share(page)
 
-    # The section alone again after that page run, then a sidebar dial (a full run): the box follows.
+    # The section alone again after that page run, then a sidebar dial (a shell run): the box follows.
     d_head.press("ArrowLeft")
     page.wait_for_timeout(400)
     wait_for_app_run(page)
@@ -126,16 +142,18 @@ def test_a_section_dial_reruns_only_its_section_and_updates_url_and_share_box(tr
     assert _count(page, "page") == page0 + 1
     expect(page).not_to_have_url(re.compile(r"pr_dh="))
     assert "pr_dh" not in _share(page) and "pr_na=200" in _share(page)
+    shell0 = _count(page, "shell")
     slider_thumb(page, "Batch").press("ArrowRight")
     page.wait_for_timeout(400)
     wait_for_app_run(page)
-    expect(page.get_by_text(f"full runs: {full0 + 1}")).to_be_visible()
+    expect(page.get_by_text(f"shell runs: {shell0 + 1}")).to_be_visible()
+    assert _count(page, "page") == page0 + 2
     assert "b=" in _share(page) and "pr_na=200" in _share(page)
     d_head.press("ArrowRight")
     page.wait_for_timeout(400)
     wait_for_app_run(page)
     expect(cross_check).to_contain_text("3.07 kB")
-    assert _count(page, "full") == full0 + 1
+    assert (_count(page, "full"), _count(page, "shell"), _count(page, "page")) == (full0, shell0 + 1, page0 + 2)
     assert "pr_dh=192" in _share(page) and "b=" in _share(page) and "pr_na=200" in _share(page)
     assert page.get_by_test_id("stSidebar").get_by_test_id("stCode").count() == 1
     assert page_problems(page) == []

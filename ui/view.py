@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
@@ -102,13 +103,14 @@ def lecture_round_numbers() -> None:
         st.session_state[k] = v
 
 
-def render_sidebar() -> View:
-    """Draw the shared dials (seeded from the URL on first run) and build the View."""
+def render_sidebar(box: Any = None) -> View:
+    """Draw the shared dials (seeded from the URL on first run) into `box` (default: the sidebar) and
+    build the View."""
     ds = dials.sidebar_dials()
     dials.seed_from_url(ds)
     hws, mds = presets.hardware_presets(), presets.model_presets()
     ss = st.session_state
-    with st.sidebar:
+    with box if box is not None else st.sidebar:
         st.selectbox("Chip", [*list(hws), dials.CUSTOM], key="chip", format_func=_chip_label,
                      help="One accelerator package; its scale-up domain is how many can work on one step. "
                           "'Custom' is the chip defined on the Custom page (carried in the link).")
