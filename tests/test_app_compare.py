@@ -217,15 +217,42 @@ def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
     cols = table(at)
     assert_column(cols[2], system("gb200", "llama-3.1-70b", chips=72, price=3.5))
     assert_column(cols[1], system("h100", "llama-3.1-70b", cd="fp8"))
-    # The copied link opens the same three configurations, widgets included.
+    # The copied link opens the same three configurations, widgets included: their editors start closed
+    # (a config from the link is read, not edited), and opening one shows its values.
     again = cmp_app(want)
     assert table(again) == cols
-    assert again.toggle(key="cmp1_follow").value is False and again.selectbox(key="cmp2_chip").value == "gb200"
+    assert again.toggle(key="cmp1_follow").value is False
+    assert not [w for w in again.selectbox if w.key.startswith(("cmp1_", "cmp2_", "cmp3_"))]
+    again.session_state["cmp2_edit"] = True                 # what a click on "Change config 2" does
+    again.run()
+    assert again.selectbox(key="cmp2_chip").value == "gb200" and again.selectbox(key="cmp2_c").value == 72
     assert again.number_input(key="cmp2_price").value == 3.5
     assert written(again) == want
     # Hiding a config drops it from the URL.
     again.toggle(key="cmp3_on").set_value(False).run()
     assert "cmp_3" not in written(again) and list(table(again)) == [1, 2]
+
+
+def test_editors_are_lazy_and_keep_their_values_while_closed():
+    """A pinned config's editors sit in a lazy expander ("Change config i"): drawn only while open. A config
+    from the link starts closed, one just switched on starts open; closing keeps its values, and a sidebar
+    move with it closed still draws that config (issue 12: eleven widgets fewer to redraw per move)."""
+    at = cmp_app({"cmp_2": LECTURE})
+    card = [w.key for w in at.selectbox if w.key.startswith("cmp2_")]
+    assert card == [] and at.session_state["cmp2_edit"] is False
+    at.toggle(key="cmp3_on").set_value(True).run()               # switched on: a copy of config 1, open
+    assert at.session_state["cmp3_edit"] is True and at.selectbox(key="cmp3_chip").value == "h100"
+    at.selectbox(key="cmp3_chip").set_value("b200").run()
+    at.session_state["cmp3_edit"] = False                        # closed
+    at.run()
+    assert not [w for w in at.selectbox if w.key.startswith("cmp3_")]
+    assert written(at)["cmp_3"].startswith("b200_")
+    at.select_slider(key="b").set_value(256).run()               # a sidebar move with the editors closed
+    assert_clean(at)
+    assert written(at)["cmp_3"].startswith("b200_") and table(at)[3]["Chip"] == HWS["b200"].name
+    at.session_state["cmp3_edit"] = True
+    at.run()
+    assert at.selectbox(key="cmp3_chip").value == "b200"
 
 
 def test_config_one_follows_the_sidebar_until_pinned():

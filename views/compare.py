@@ -82,12 +82,21 @@ def _chip_label(k: str) -> str:
     return hw.name + ("" if hw.status == "shipping" else f" ({hw.status})")
 
 
-def editors(i: int, seed: Config) -> Config:
-    """The widgets of one pinned config (seeded from `seed` when new) and the Config they give."""
+def pinned(i: int, seed: Config) -> Config:
+    """The Config of one pinned card: its editors' values (seeded from `seed` when new).  The editors keep
+    their values in the session while their expander is closed (persist_state="session")."""
     k = f"cmp{i}_"      # widget keys live in the session only; the URL carries the whole config as cmp_i
     for f, v in (("chip", seed.chip), ("model", seed.model), ("w", seed.weights), ("kv", seed.kv),
                  ("cd", seed.compute), ("c", seed.chips), ("price", seed.price)):
         ss.setdefault(k + f, v)
+    price = ss[k + "price"]
+    return Config(ss[k + "chip"], ss[k + "model"], ss[k + "w"], ss[k + "kv"], ss[k + "cd"], ss[k + "c"],
+                  None if price is None else float(price))
+
+
+def editors(i: int) -> None:
+    """The widgets of one pinned config (its values seeded by `pinned`)."""
+    k = f"cmp{i}_"
     st.selectbox("Chip", list(hws), key=k + "chip", format_func=_chip_label, persist_state="session")
     st.selectbox("Model", list(mds), key=k + "model", format_func=lambda m: mds[m].name, persist_state="session")
     d = st.columns(3)
@@ -104,9 +113,6 @@ def editors(i: int, seed: Config) -> Config:
                       max_value=fig_compare.PRICE_RANGE[1], step=0.25, key=k + "price", persist_state="session",
                       placeholder=f"preset {hws[ss[k + 'chip']].price_usd_per_hour:.2f}",
                       help="Rental price of one chip for one hour; empty = the chip preset's price.")
-    price = ss[k + "price"]
-    return Config(ss[k + "chip"], ss[k + "model"], ss[k + "w"], ss[k + "kv"], ss[k + "cd"], ss[k + "c"],
-                  None if price is None else float(price))
 
 
 def summary(v) -> str:
@@ -155,12 +161,20 @@ for i in SLOTS:
             if i == 1 and sidebar_cfg is None and code is None:
                 st.info("The sidebar shows a custom chip or model, which can only be compared while config 1 "
                         "follows the sidebar; pinning starts from the default preset.", icon="ℹ️")
-            cfg = editors(i, code or (ss["cmp_1"] if i > 1 else None) or seed_default)
+            cfg = pinned(i, code or (ss["cmp_1"] if i > 1 else None) or seed_default)
             ss[f"cmp_{i}"] = cfg
             views[i] = fig_compare.view_for(cfg, B, T, mfu=dep.mfu, bw_util=dep.bw_util, mode=dep.mode)
-            st.caption(f"C = {views[i].chips:g}" + (" (auto)" if views[i].chips_auto else "")
-                       + f" · ${views[i].system.hardware.price_usd_per_hour:.2f}/chip-h · link code "
-                       f"`{fig_compare.encode(cfg)}`")
+            st.markdown(summary(views[i]))
+            # The editors sit in a lazy expander: drawn only while it is open (opening it reruns the page),
+            # so a sidebar move does not redraw eleven widgets nobody is using (issue 12).  A config just
+            # switched on (a copy of config 1, not yet in the link) opens it; that start is set in the
+            # session, as `expanded=` would change the widget's identity, and its state, with the link.
+            ss.setdefault(f"cmp{i}_edit", code is None)     # its first state only (not a parameter: see below)
+            box = st.expander(f"Change config {i}", key=f"cmp{i}_edit", on_change="rerun")
+            with box:
+                if box.open:
+                    editors(i)
+            st.caption(f"Link code `{fig_compare.encode(cfg)}`")     # C and price: in the summary above
 
 for i, v in views.items():
     for w in v.warnings:
