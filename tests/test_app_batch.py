@@ -194,3 +194,30 @@ def test_step_equation_per_phase_mode_adds_up():
     captions = [c.value for c in at.caption]
     assert any(c.startswith("Per-phase mode: the step is the matmul phase") for c in captions), captions
     assert not any("(lecture mode)" in c for c in captions), captions
+
+
+def test_sidebar_efficiency_and_export_dials_are_lazy_and_keep_their_values():
+    """The sidebar's Efficiency and Export expanders draw their dials only while open (issue 12: three
+    widgets fewer to redraw per sidebar move).  Closed, the values from the link still feed the page and
+    stay in the URL; set while open, they survive the expander closing and later moves."""
+    from ui.view import EFFICIENCY_OPEN_KEY, EXPORT_OPEN_KEY
+    at = app({"mfu": "0.5", "img": "svg"})
+    assert_clean(at)
+    assert [s.key for s in at.slider] == [] and [r.key for r in at.radio if r.key == "img"] == []
+    assert at.session_state["mfu"] == 0.5 and written(at) == {"mfu": "0.5", "img": "svg"}
+    at.select_slider(key="b").set_value(256).run()
+    assert written(at) == {"b": "256", "mfu": "0.5", "img": "svg"}
+    at.session_state[EFFICIENCY_OPEN_KEY] = True                 # what a click on the expander does
+    at.session_state[EXPORT_OPEN_KEY] = True
+    at.run()
+    assert at.slider(key="mfu").value == 0.5 and at.slider(key="bwu").value == 1.0
+    assert at.radio(key="img").value == "svg"
+    at.slider(key="mfu").set_value(0.7).run()
+    at.session_state[EFFICIENCY_OPEN_KEY] = False
+    at.run()
+    at.select_slider(key="b").set_value(512).run()
+    assert [s.key for s in at.slider] == []
+    assert written(at) == {"b": "512", "mfu": "0.7", "img": "svg"}
+    # the page reads the efficiency it does not draw: the step at MFU 0.7 (compute term ÷ 0.7)
+    assert at.session_state["_view"].system.deployment.mfu == 0.7
+    assert written(at).get(EFFICIENCY_OPEN_KEY) is None          # the open state is not a dial

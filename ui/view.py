@@ -16,6 +16,8 @@ from .dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from .format import number, tokens
 
 VIEW_KEY = "_view"
+EFFICIENCY_OPEN_KEY = "_efficiency_open"   # the sidebar's lazy expanders' open state (not in the URL)
+EXPORT_OPEN_KEY = "_export_open"
 LECTURE_SPARSITY = 8.0  # "activate 32 out of 256 experts, so this would be 8" (lecture §2.2)
 
 
@@ -149,14 +151,21 @@ def render_sidebar(box: Any = None) -> View:
         st.radio("Roofline", ["lecture", "per-phase"], key="mode", horizontal=True,
                  help="lecture: max(compute, weights + KV). per-phase: matmuls, then attention, each on its "
                       "own roofline (attention FLOPs included).")
-        with st.expander("Efficiency (1 = ideal roofline)"):
-            st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu")
-            st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu")
-        with st.expander("Export"):
-            st.radio("Chart image format", ["png", "svg"], key="img", horizontal=True,
-                     format_func=lambda f: {"png": "PNG (4800 × 2700)", "svg": "SVG (vector)"}[f],
-                     help="What the camera in each chart's toolbar saves, at presentation size (1600 × 900). "
-                          "Every chart also has a CSV button with its plotted points.")
+        # Two lazy expanders: their dials are drawn only while open (opening one reruns the shell), so a
+        # sidebar move does not redraw three widgets out of sight; persist_state="session" keeps their values
+        # (from the link, or set while open) when they are not drawn (issue 12; README, table of changes).
+        eff = st.expander("Efficiency (1 = ideal roofline)", key=EFFICIENCY_OPEN_KEY, on_change="rerun")
+        with eff:
+            if eff.open:
+                st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu", persist_state="session")
+                st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu", persist_state="session")
+        export = st.expander("Export", key=EXPORT_OPEN_KEY, on_change="rerun")
+        with export:
+            if export.open:
+                st.radio("Chart image format", ["png", "svg"], key="img", horizontal=True, persist_state="session",
+                         format_func=lambda f: {"png": "PNG (4800 × 2700)", "svg": "SVG (vector)"}[f],
+                         help="What the camera in each chart's toolbar saves, at presentation size (1600 × 900). "
+                              "Every chart also has a CSV button with its plotted points.")
     view = build_view()
     st.session_state[VIEW_KEY] = view
     return view
