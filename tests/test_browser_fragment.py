@@ -99,7 +99,8 @@ def test_page_dial_reruns_only_the_page_and_updates_url_and_share_box(traced_url
 def test_a_section_dial_reruns_only_its_section_and_updates_url_and_share_box(traced_url, app_page):
     """ui/section.py: on Prices, d_head feeds only the architecture cross-check and the cache-hit
     section, a nested fragment.  Moving it reruns neither the app nor the page, yet its numbers, the
-    URL and the share box follow; a page dial above the section still reruns the page, section too."""
+    URL and the share box follow.  Na reruns the section of sections 2-5 that holds it (and the nested
+    one, which reads it); a page dial above both (the featured price) still reruns the page."""
     page = app_page
     open_app(page, traced_url + "/prices")
     full0, page0 = _count(page, "full"), _count(page, "page")
@@ -121,18 +122,29 @@ def test_a_section_dial_reruns_only_its_section_and_updates_url_and_share_box(tr
     expect(page).to_have_url(re.compile(r"[?&]pr_dh=192"))
     assert "pr_dh=192" in _share(page)
 
-    # A page dial above the section reruns the page, and the section reads the new value.
+    # Na sits in the outer section (sections 2-5, its dials feed nothing above them): it reruns that
+    # section, not the page, and the nested cross-check section reads the new value.
     na = main.get_by_role("spinbutton", name="Active params Na [billions]")
     na.fill("200")
     na.press("Enter")
     page.wait_for_timeout(400)
     wait_for_app_run(page)
-    expect(page.get_by_text(f"page runs: {page0 + 1}")).to_be_visible()
     expect(main.get_by_test_id("rfMetric").filter(has_text="Roofline: recompute ÷ HBM read")).to_contain_text(
         f"{number(4e11 / (600 * 3072))}×")
-    assert _count(page, "full") == full0
+    assert (_count(page, "full"), _count(page, "page")) == (full0, page0), "Na reran the page"
     expect(page).to_have_url(re.compile(r"pr_na=200"))
     assert "pr_dh=192" in page.url and "pr_dh=192" in _share(page) and "pr_na=200" in _share(page)
+
+    # A page dial above both sections (the featured price) reruns the page; the sections keep their dials.
+    main.get_by_test_id("stSelectbox").filter(has_text="Featured price").locator("input").click()
+    page.keyboard.press("ArrowDown")            # the next price preset in the list
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(400)
+    wait_for_app_run(page)
+    expect(page.get_by_text(f"page runs: {page0 + 1}")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"pr_offer="))
+    expect(cross_check).to_contain_text("3.07 kB")
+    assert "pr_na=200" in page.url and "pr_dh=192" in page.url
 
     # The section alone again after that page run, then a sidebar dial (a shell run): the box follows.
     d_head.press("ArrowLeft")

@@ -117,6 +117,8 @@ st.selectbox("Featured price (its numbers go into the equations below)", list(of
 offer = offers[ss["pr_offer"]]
 
 # ---------------------------------------------------------------- one call for every implied quantity
+# Section 1 reads only the price columns; sections 2-5 (a section with the Na, F/bw and f dials) call it
+# again at their dials' values.
 Na = float(ss["pr_na"]) * 1e9
 fpb = float(ss["pr_fpb"])
 f_read = float(ss["pr_read"])
@@ -174,33 +176,12 @@ with c2:
     st.caption("Output ÷ input list price per million tokens, each preset at its date (label); decode "
                "efficiency relative to prefill ≈ 1 ÷ this ratio. Green band: the lecture's 3–5×.")
 
-# ================================================================ 2. long-context tier → KV bytes per token
-st.header("2 · A long-context tier → KV bytes per token")
-if default_tier is None:
-    st.info("No price preset has a long-context tier, so there is nothing to invert here.")
-else:
-    d = st.columns([2.2, 1, 1, 1.2])
-    d[0].selectbox("Long-context tier (price presets with one)", list(tiered), key="pr_tier",
-                   format_func=offer_label, persist_state="session",
-                   help="Where the price steps up: the lecture reads it as the context where KV fetch overtakes "
-                        "compute (§2.5).")
-    d[1].number_input("Active params Na [billions]", min_value=1.0, max_value=5000.0, step=10.0, key="pr_na",
-                      persist_state="session", help="Per token. The lecture's conjecture: 100B ('maybe a bit "
-                                                    "larger').")
-    d[2].number_input("Chip FLOP per byte F/bw [FLOP/B]", min_value=10.0, max_value=10000.0, step=50.0,
-                      key="pr_fpb", persist_state="session",
-                      help="FLOP/s ÷ HBM bytes/s. The lecture's '≈300' counts multiplies; in FLOPs at fp8 that is "
-                           "600. bf16 FLOP/s give ≈300: then the answer is the same physics in 2-byte elements.")
-    d[3].slider("Fraction of context attention reads f", 0.01, 1.0, step=0.01, key="pr_read",
-                persist_state="session",
-                help="1 = dense attention. Sparse attention reads less, so the stored KV the price implies is "
-                     "1/f bigger ('multiply by 1/sparsity', §2.5).")
 
 @section
 def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, fpb: float, f_read: float) -> None:
     """Section 2's architecture cross-check (d_head, KV heads, unique KV layers, KV dtype), its chart, and
     section 3, which reads the same four dials: a move of one of them reruns this alone (ui/section.py).
-    The page's other dials are above it; what it needs of them comes in as arguments."""
+    It is nested in the section of sections 2-5 (below), whose dials (tier, Na, F/bw, f) come in as arguments."""
     offer = offers[table.keys[i_off]]
     if default_tier is not None:
         a = st.columns([1, 1, 1, 1])
@@ -350,84 +331,120 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
                    "its date; presets with no cache-hit price are left out. Dashed: the lecture's ~10×.")
 
 
+@section
+def tiers_cache_fast_and_table(i_off: int, hw) -> None:
+    """Sections 2 to 5, from section 2's dials down: the tier and the reading's assumptions (Na, F/bw, the
+    fraction read f) feed section 2's numbers, the cache section and the tables of sections 4 and 5, but
+    nothing above them, so a move of one reruns this alone (ui/section.py), not the page: section 1 and
+    the featured price stay as drawn.  The featured price comes in as its index `i_off`."""
+    # ================================================================ 2. long-context tier → KV bytes per token
+    st.header("2 · A long-context tier → KV bytes per token")
+    if default_tier is None:
+        st.info("No price preset has a long-context tier, so there is nothing to invert here.")
+    else:
+        d = st.columns([2.2, 1, 1, 1.2])
+        d[0].selectbox("Long-context tier (price presets with one)", list(tiered), key="pr_tier",
+                       format_func=offer_label, persist_state="session",
+                       help="Where the price steps up: the lecture reads it as the context where KV fetch overtakes "
+                            "compute (§2.5).")
+        d[1].number_input("Active params Na [billions]", min_value=1.0, max_value=5000.0, step=10.0, key="pr_na",
+                          persist_state="session", help="Per token. The lecture's conjecture: 100B ('maybe a bit "
+                                                        "larger').")
+        d[2].number_input("Chip FLOP per byte F/bw [FLOP/B]", min_value=10.0, max_value=10000.0, step=50.0,
+                          key="pr_fpb", persist_state="session",
+                          help="FLOP/s ÷ HBM bytes/s. The lecture's '≈300' counts multiplies; in FLOPs at fp8 that is "
+                               "600. bf16 FLOP/s give ≈300: then the answer is the same physics in 2-byte elements.")
+        d[3].slider("Fraction of context attention reads f", 0.01, 1.0, step=0.01, key="pr_read",
+                    persist_state="session",
+                    help="1 = dense attention. Sparse attention reads less, so the stored KV the price implies is "
+                         "1/f bigger ('multiply by 1/sparsity', §2.5).")
 
-cross_check_and_cache(table, i_off, s.hardware, Na, fpb, f_read)
+    Na = float(ss["pr_na"]) * 1e9
+    fpb = float(ss["pr_fpb"])
+    f_read = float(ss["pr_read"])
+    table = pricing.price_table(offers, Na, fpb, f_read)
+    offer = offers[table.keys[i_off]]
+    cross_check_and_cache(table, i_off, hw, Na, fpb, f_read)
 
-# ================================================================ 4. fast-mode multiples
-st.header("4 · Fast mode: a price multiple buys a smaller batch")
-if fast_offers:
-    fo = offer if ss["pr_offer"] in fast_offers else next(iter(fast_offers.values()))
-    i_f = table.keys.index(next(k for k, p in offers.items() if p is fo))
-    S, Pm = float(table.fast_speedup[i_f]), float(table.fast_price_multiple[i_f])
-    b_std, b_fast = float(table.fast_batch_standard_over_balance[i_f]), float(table.fast_batch_fast_over_balance[i_f])
-    latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
-          rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
-          rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
-    st.markdown(
-        f"From **{label(fo)}**: fast output \\${fo.fast_output_usd_per_mtok:g} vs "
-        f"\\${fo.output_usd_per_mtok:g} per Mtok for up to {S:.3g}× output speed "
-        f"({said(fo, pricing.USES['fast'])}). With no KV, cost per token is flat above the balance batch "
-        f"B\\* and speed is flat below it, so the standard mode runs {b_std:.3g}·B\\* and the fast one "
-        f"B\\*/{Pm:.3g}: a {b_std / b_fast:.3g}× smaller batch.")
-    st.page_link("views/fast_mode.py", label="Fast mode: solve these batches on the sidebar's system",
-                 icon=":material/bolt:")
-    fast_rows = [{
-        "model": label(p), "provider": p.provider,
-        "fast ÷ standard output price [×]": float(table.fast_price_multiple[j]),
-        "quoted speedup [×]": float(table.fast_speedup[j]),
-        "B_std / B*": float(table.fast_batch_standard_over_balance[j]),
-        "B_fast / B*": float(table.fast_batch_fast_over_balance[j]),
-        "prices": f"${p.output_usd_per_mtok:g} → ${p.fast_output_usd_per_mtok:g} out/Mtok",
-        "date, source": said(p, pricing.USES["fast"], markdown=False),
-    } for j, (k, p) in enumerate(offers.items()) if k in fast_offers]
-    tables.dataframe(fast_rows, key="prices_fast_table",
-                     column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
-                                    ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
-                                     "B_fast / B*")})
-    st.caption("Multiples from the presets' fast-mode prices; batches as multiples of the balance batch B* "
-               "(no KV, DESIGN.md). Quoted speedups are 'up to' figures.")
-else:
-    st.info("No price preset has a fast mode.")
+    # ================================================================ 4. fast-mode multiples
+    st.header("4 · Fast mode: a price multiple buys a smaller batch")
+    if fast_offers:
+        fo = offer if ss["pr_offer"] in fast_offers else next(iter(fast_offers.values()))
+        i_f = table.keys.index(next(k for k, p in offers.items() if p is fo))
+        S, Pm = float(table.fast_speedup[i_f]), float(table.fast_price_multiple[i_f])
+        b_std = float(table.fast_batch_standard_over_balance[i_f])
+        b_fast = float(table.fast_batch_fast_over_balance[i_f])
+        latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
+              rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
+              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
+        st.markdown(
+            f"From **{label(fo)}**: fast output \\${fo.fast_output_usd_per_mtok:g} vs "
+            f"\\${fo.output_usd_per_mtok:g} per Mtok for up to {S:.3g}× output speed "
+            f"({said(fo, pricing.USES['fast'])}). With no KV, cost per token is flat above the balance batch "
+            f"B\\* and speed is flat below it, so the standard mode runs {b_std:.3g}·B\\* and the fast one "
+            f"B\\*/{Pm:.3g}: a {b_std / b_fast:.3g}× smaller batch.")
+        st.page_link("views/fast_mode.py", label="Fast mode: solve these batches on the sidebar's system",
+                     icon=":material/bolt:")
+        fast_rows = [{
+            "model": label(p), "provider": p.provider,
+            "fast ÷ standard output price [×]": float(table.fast_price_multiple[j]),
+            "quoted speedup [×]": float(table.fast_speedup[j]),
+            "B_std / B*": float(table.fast_batch_standard_over_balance[j]),
+            "B_fast / B*": float(table.fast_batch_fast_over_balance[j]),
+            "prices": f"${p.output_usd_per_mtok:g} → ${p.fast_output_usd_per_mtok:g} out/Mtok",
+            "date, source": said(p, pricing.USES["fast"], markdown=False),
+        } for j, (k, p) in enumerate(offers.items()) if k in fast_offers]
+        tables.dataframe(fast_rows, key="prices_fast_table",
+                         column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                                        ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
+                                         "B_fast / B*")})
+        st.caption("Multiples from the presets' fast-mode prices; batches as multiples of the balance batch B* "
+                   "(no KV, DESIGN.md). Quoted speedups are 'up to' figures.")
+    else:
+        st.info("No price preset has a fast mode.")
 
-# ================================================================ 5. every preset, every reading
-st.header("5 · Every price preset, every reading")
-rows = []
-for j, k in enumerate(table.keys):
-    p = offers[k]
-    used = [f"in ${p.input_usd_per_mtok:g}", f"out ${p.output_usd_per_mtok:g}"]
-    if p.cache_read_usd_per_mtok is not None:
-        used.append(f"hit ${p.cache_read_usd_per_mtok:g}")
-    if p.long_context_threshold_tokens is not None:
-        lc = [f"${v:g}" for v in (p.long_context_input_usd_per_mtok, p.long_context_output_usd_per_mtok)
-              if v is not None]
-        used.append(f">{tokens(p.long_context_threshold_tokens)}: " + " / ".join(lc))
-    if p.fast_output_usd_per_mtok is not None:
-        used.append(f"fast out ${p.fast_output_usd_per_mtok:g}")
-    rows.append({
-        "model": label(p), "provider": p.provider, "date": p.meta["input_usd_per_mtok"].date,
-        "prices used [$/Mtok]": ", ".join(used),
-        "out ÷ in [×]": table.output_input_ratio[j],
-        "decode ÷ prefill MFU": table.decode_efficiency[j],
-        "in ÷ cache hit [×]": table.cache_discount[j],
-        "tier from [tokens]": table.long_context_threshold_tokens[j],
-        "tier in / out jump [×]": (f"{table.long_input_jump[j]:.3g} / {table.long_output_jump[j]:.3g}"
-                                   if np.isfinite(table.long_input_jump[j]) else ""),
-        "implied KV [B/token]": table.implied_kv_bytes_per_token[j],
-        "fast price [×]": table.fast_price_multiple[j],
-        "uncertain": ", ".join(table.uncertain[j]) or "",
-        "source": short_source(p.meta["input_usd_per_mtok"].source),
-    })
-tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
-                 column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
-                                "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
-                                "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
-                                "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
-                                "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
-                                "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
-st.caption(f"One row per price preset (presets/prices.yaml), at its date and source. Implied KV uses the dials: "
-           f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
-           "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
-           "relying on a price.")
-st.download_button("Download the table (CSV)", lambda: pd.DataFrame(rows).to_csv(index=False),
-                   file_name="prices_decoded.csv",
-                   mime="text/csv", on_click="ignore", key="prices_csv")
+    # ================================================================ 5. every preset, every reading
+    st.header("5 · Every price preset, every reading")
+    rows = []
+    for j, k in enumerate(table.keys):
+        p = offers[k]
+        used = [f"in ${p.input_usd_per_mtok:g}", f"out ${p.output_usd_per_mtok:g}"]
+        if p.cache_read_usd_per_mtok is not None:
+            used.append(f"hit ${p.cache_read_usd_per_mtok:g}")
+        if p.long_context_threshold_tokens is not None:
+            lc = [f"${v:g}" for v in (p.long_context_input_usd_per_mtok, p.long_context_output_usd_per_mtok)
+                  if v is not None]
+            used.append(f">{tokens(p.long_context_threshold_tokens)}: " + " / ".join(lc))
+        if p.fast_output_usd_per_mtok is not None:
+            used.append(f"fast out ${p.fast_output_usd_per_mtok:g}")
+        rows.append({
+            "model": label(p), "provider": p.provider, "date": p.meta["input_usd_per_mtok"].date,
+            "prices used [$/Mtok]": ", ".join(used),
+            "out ÷ in [×]": table.output_input_ratio[j],
+            "decode ÷ prefill MFU": table.decode_efficiency[j],
+            "in ÷ cache hit [×]": table.cache_discount[j],
+            "tier from [tokens]": table.long_context_threshold_tokens[j],
+            "tier in / out jump [×]": (f"{table.long_input_jump[j]:.3g} / {table.long_output_jump[j]:.3g}"
+                                       if np.isfinite(table.long_input_jump[j]) else ""),
+            "implied KV [B/token]": table.implied_kv_bytes_per_token[j],
+            "fast price [×]": table.fast_price_multiple[j],
+            "uncertain": ", ".join(table.uncertain[j]) or "",
+            "source": short_source(p.meta["input_usd_per_mtok"].source),
+        })
+    tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
+                     column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
+                                    "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
+                                    "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
+                                    "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
+                                    "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
+                                    "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
+    st.caption(f"One row per price preset (presets/prices.yaml), at its date and source. Implied KV uses the dials: "
+               f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
+               "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
+               "relying on a price.")
+    st.download_button("Download the table (CSV)", lambda: pd.DataFrame(rows).to_csv(index=False),
+                       file_name="prices_decoded.csv",
+                       mime="text/csv", on_click="ignore", key="prices_csv")
+
+
+tiers_cache_fast_and_table(i_off, s.hardware)
