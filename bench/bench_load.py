@@ -259,6 +259,13 @@ class Client:
         self.last = run
         for sl in run.of("slider"):
             self.held[sl.id] = slider_value(sl, self.held.get(sl.id))
+            # A value the app sets replaces the one the browser held, in what it sends back too (as the
+            # frontend's widget manager does).  Without this, a session that reopened `/` (whose run seeds
+            # the dials) kept sending its old slider values while showing the set ones.
+            if sl.set_value and sl.id in self.widgets and sl.options:
+                w = WidgetState(id=sl.id)
+                w.string_array_value.data.extend(self.held[sl.id])
+                self.widgets[sl.id] = w
         return run
 
     async def _receive(self, t0: float) -> Run:
