@@ -14,6 +14,7 @@ from model.specs import DTYPE_BYTES, Hardware, ModelArch
 from . import custom, dials
 from .dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from .format import number, tokens
+from .lazy import lazy_expander
 
 VIEW_KEY = "_view"
 EFFICIENCY_OPEN_KEY = "_efficiency_open"   # the sidebar's lazy expanders' open state (not in the URL)
@@ -151,17 +152,13 @@ def render_sidebar(box: Any = None) -> View:
         st.radio("Roofline", ["lecture", "per-phase"], key="mode", horizontal=True,
                  help="lecture: max(compute, weights + KV). per-phase: matmuls, then attention, each on its "
                       "own roofline (attention FLOPs included).")
-        # Two lazy expanders: their dials are drawn only while open (opening one reruns the shell), so a
-        # sidebar move does not redraw three widgets out of sight; persist_state="session" keeps their values
-        # (from the link, or set while open) when they are not drawn (issue 12; README, table of changes).
-        eff = st.expander("Efficiency (1 = ideal roofline)", key=EFFICIENCY_OPEN_KEY, on_change="rerun")
-        with eff:
-            if eff.open:
+        # Drawn only while open (ui/lazy.py): a sidebar move redraws three widgets fewer.
+        with lazy_expander("Efficiency (1 = ideal roofline)", key=EFFICIENCY_OPEN_KEY) as is_open:
+            if is_open:
                 st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu", persist_state="session")
                 st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu", persist_state="session")
-        export = st.expander("Export", key=EXPORT_OPEN_KEY, on_change="rerun")
-        with export:
-            if export.open:
+        with lazy_expander("Export", key=EXPORT_OPEN_KEY) as is_open:
+            if is_open:
                 st.radio("Chart image format", ["png", "svg"], key="img", horizontal=True, persist_state="session",
                          format_func=lambda f: {"png": "PNG (4800 × 2700)", "svg": "SVG (vector)"}[f],
                          help="What the camera in each chart's toolbar saves, at presentation size (1600 × 900). "

@@ -21,6 +21,7 @@ from ui.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
 from ui.equations import tex_int, tex_num
 from ui.fig_compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
 from ui.format import number, seconds, tokens, usd
+from ui.lazy import lazy_expander
 from ui.live_tex import latex
 from ui.view import current_view, page_header
 
@@ -165,14 +166,12 @@ for i in SLOTS:
             ss[f"cmp_{i}"] = cfg
             views[i] = fig_compare.view_for(cfg, B, T, mfu=dep.mfu, bw_util=dep.bw_util, mode=dep.mode)
             st.markdown(summary(views[i]))
-            # The editors sit in a lazy expander: drawn only while it is open (opening it reruns the page),
-            # so a sidebar move does not redraw eleven widgets nobody is using (issue 12).  A config just
-            # switched on (a copy of config 1, not yet in the link) opens it; that start is set in the
-            # session, as `expanded=` would change the widget's identity, and its state, with the link.
-            ss.setdefault(f"cmp{i}_edit", code is None)     # its first state only (not a parameter: see below)
-            box = st.expander(f"Change config {i}", key=f"cmp{i}_edit", on_change="rerun")
-            with box:
-                if box.open:
+            # The editors are drawn only while open (ui/lazy.py): eleven widgets fewer per sidebar move.  A
+            # config just switched on (a copy of config 1, not yet in the link) starts open; that start is
+            # set in the session, as `expanded=` would change the widget's identity, and its state, with the link.
+            ss.setdefault(f"cmp{i}_edit", code is None)
+            with lazy_expander(f"Change config {i}", key=f"cmp{i}_edit") as is_open:
+                if is_open:
                     editors(i)
             st.caption(f"Link code `{fig_compare.encode(cfg)}`")     # C and price: in the summary above
 

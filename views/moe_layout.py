@@ -20,6 +20,7 @@ from ui.dials import BATCH_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.equations import tex_int, tex_num
 from ui.fig_moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
 from ui.format import bytes_, number, seconds
+from ui.lazy import lazy_expander
 from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.section import section
@@ -420,11 +421,10 @@ if is_moe:
     except ValueError as exc:     # a chip without a link figure the layout needs, or a bad override
         st.warning(f"The expert layout cannot be computed here: {exc}.", icon="⚠️")
     st.divider()
-    # Lazy: computed and sent only while open (opening reruns the page), so a move of G with it closed
-    # does not redraw its two charts, equations and metrics out of sight.
-    tp_box = st.expander("Tensor parallelism instead: the dense alternative", key=TP_OPEN_KEY, on_change="rerun")
-    with tp_box:
-        tp_part(dense=False, shown=bool(tp_box.open))     # called closed too: a section runs in every full run
+    # Computed and sent only while open (ui/lazy.py), so a move of G with it closed does not redraw its
+    # two charts, equations and metrics out of sight.
+    with lazy_expander("Tensor parallelism instead: the dense alternative", key=TP_OPEN_KEY) as is_open:
+        tp_part(dense=False, shown=is_open)     # called closed too: a section runs in every full run
 else:
     st.info(f"**{m0.name}** is a dense model: it has no routed experts, so there is no expert layout, "
             "all-to-all or touched-expert fetch. Pick an MoE model in the sidebar (DeepSeek-V3, Kimi K2, "
