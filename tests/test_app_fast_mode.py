@@ -8,6 +8,7 @@ from model.economics import fast_mode_batches, fast_mode_forward
 from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
 from ui.dials import BATCH_OPTIONS
 from ui.format import number
+from ui.plot import NARROW_META
 
 OFFER = presets.price_presets()["claude-opus-4.6"]
 
@@ -50,11 +51,13 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     assert fm.batch_standard is not None
     assert m["Standard batch B_std"] == number(fm.batch_standard)
     assert m["Fast batch B_fast"] == number(fm.batch_fast)
-    # Two figures (latency, cost) in two columns: side by side on a wide screen, stacked on a phone.
-    lat, cost = charts(at)
-    assert "[ms]" in lat["layout"]["yaxis"]["title"]["text"] and lat["layout"]["title"]["text"].startswith("Latency")
-    assert "[$ per million" in cost["layout"]["yaxis"]["title"]["text"]
-    assert cost["layout"]["title"]["text"].startswith("Cost")
+    # One figure, two panels (latency, cost): side by side on a wide screen, stacked on a phone (its narrow layout).
+    (fig,) = charts(at)
+    lay = fig["layout"]
+    assert "[ms]" in lay["yaxis"]["title"]["text"] and "[$ per million" in lay["yaxis2"]["title"]["text"]
+    titles = [a["text"] for a in lay["annotations"] if a.get("yref") in ("y domain", "y2 domain") and a.get("y") == 1.0]
+    assert titles[0].startswith("Latency") and titles[1].startswith("Cost")
+    assert lay["meta"][NARROW_META]["layout"]["yaxis2"]["domain"][1] < lay["meta"][NARROW_META]["layout"]["yaxis"]["domain"][0]
     assert written(at) == {}                       # defaults stay out of the URL
 
 
@@ -152,7 +155,7 @@ def test_no_solution_explains_why():
     warns = " ".join(w.value for w in at.warning)
     assert fm.reason in warns and "No fast mode" in warns
     assert metrics(at)["Standard batch B_std"] == "—"
-    assert len(charts(at)) == 2                               # the curves are still drawn
+    assert len(charts(at)) == 1                               # the curves are still drawn
 
 
 def test_beyond_the_latency_floor_is_explained():
@@ -183,7 +186,14 @@ def test_spreading_over_more_chips_table():
 
 
 def test_offers_table_lists_every_fast_mode_preset():
+    """The offers sit in a lazy expander: absent while closed (a dial move does not redraw them), listed
+    once it is opened."""
     at = app(V1, page="fast-mode")
+    assert len(at.dataframe) == 1                                  # the spread table only
+    at.session_state["fm_offers_open"] = True                      # what a click on the expander does
+    at.run()
+    assert_clean(at)
+    assert written(at).get("fm_offers_open") is None               # the open state is not a dial: not in the URL
     df = at.dataframe[-1].value
     fast = {k: p for k, p in presets.price_presets().items() if p.fast_speedup and p.fast_output_usd_per_mtok}
     assert len(df) == len(fast) >= 1
@@ -210,7 +220,7 @@ def test_offers_table_lists_every_fast_mode_preset():
 def test_extremes_run_clean(sidebar, page):
     at = open_page(page, sidebar)
     assert_clean(at)
-    assert len(charts(at)) == 2
+    assert len(charts(at)) == 1
     assert at.title[0].value.startswith("Fast mode")
 
 

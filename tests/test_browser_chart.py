@@ -373,6 +373,34 @@ def test_resizing_the_window_resizes_the_charts(app_page, app_url):
     watch.assert_clean(page, "after resizing")
 
 
+def test_a_figure_with_a_narrow_layout_stacks_its_panels_on_a_phone(app_page, app_url):
+    """Fast mode's one figure holds two panels: side by side on a wide screen; below the figure's
+    NARROW_META width (a phone) the element applies its narrow layout (panels stacked, a taller chart), the
+    box grows with it (nothing clipped), and a resize across the width switches back and forth."""
+    page = app_page
+    watch = Watch(page)
+    _open(page, app_url + "/fast-mode")
+    layout_js = (f"() => {{ const g = {PLOTS}[0], l = g._fullLayout; return {{h: l.height, x: l.xaxis.domain,"
+                 " x2: l.xaxis2.domain, y: l.yaxis.domain, y2: l.yaxis2.domain,"
+                 " box: g.closest('[data-testid=stElementContainer]').getBoundingClientRect().height}; }")
+    wide = page.evaluate(layout_js)
+    assert wide["x"][1] < wide["x2"][0] and wide["y"] == wide["y2"] == [0, 1], wide      # side by side
+    assert abs(wide["box"] - wide["h"]) <= 2, wide
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_function(f"() => {PLOTS}[0]._fullLayout.yaxis2.domain[1] < 0.5")
+    page.wait_for_function(SETTLED_JS)
+    narrow = page.evaluate(layout_js)
+    assert narrow["x"] == narrow["x2"] == [0, 1] and narrow["y2"][1] < narrow["y"][0], narrow   # stacked
+    assert narrow["h"] > wide["h"] and abs(narrow["box"] - narrow["h"]) <= 2, (wide, narrow)  # the box grew
+
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_function(f"() => {PLOTS}[0]._fullLayout.xaxis.domain[1] < 0.5")
+    back = page.evaluate(layout_js)
+    assert back["h"] == wide["h"] and back["y2"] == [0, 1], (wide, back)
+    watch.assert_clean(page, "after switching the layout twice")
+
+
 def test_plotly_js_comes_from_the_app_and_nothing_leaves_the_machine(app_page, app_url):
     """plotly.js is fetched once from the app's own component route; Streamlit's Plotly chunk is not
     needed; no request goes to another host, and the console has no error, on two pages."""

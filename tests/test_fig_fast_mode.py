@@ -9,6 +9,7 @@ from model import decode_step, system_balance_batch
 from model.economics import fast_mode_batches
 from tests.figure_checks import validate
 from ui import fig_fast_mode as ffm
+from ui.plot import NARROW_META
 
 
 @pytest.fixture
@@ -153,7 +154,7 @@ def test_two_panels_laid_out_by_hand(setup):
     lay = setup["fig"].layout
     assert tuple(lay.xaxis.domain) == (0.0, 0.455) and tuple(lay.xaxis2.domain) == (0.545, 1.0)
     assert lay.xaxis.anchor == "y" and lay.xaxis2.anchor == "y2" and lay.yaxis2.anchor == "x2"
-    assert lay.xaxis.dtick == 1 and lay.xaxis.tickformat == ",~g"
+    assert lay.xaxis.dtick == 1 and lay.xaxis.tickformat == "~s"          # 1, 10, 100, 1k …
     # Subplot titles: annotations centred over each panel, just above the plot area, headline-sized.
     titles = [a for a in lay.annotations if a.text in ("Latency per token", "Cost per token")]
     assert [(a.xref, a.x, a.yanchor) for a in titles] == [("x domain", 0.5, "bottom"), ("x2 domain", 0.5, "bottom")]
@@ -199,38 +200,19 @@ def test_labels_sit_on_leader_lines_from_the_operating_points(setup):
             assert line.line.color == ann.font.color
 
 
-def test_panels_are_the_two_subplots_as_separate_figures(setup, sys70):
-    """fast_mode_panels draws each subplot of fast_mode_curves as its own figure (the page stacks them on
-    a phone): the same traces (all in the legend now), the same floors and labels, one title each."""
-    r, grid, fm, floors = setup["r"], setup["grid"], setup["fm"], setup["floors"]
-    two = setup["fig"]
-    points = [("standard", fm.batch_standard, fm.t_step_standard_s, fm.usd_per_mtok_standard, ffm.STANDARD_COLOR),
-              ("fast", fm.batch_fast, fm.t_step_fast_s, fm.usd_per_mtok_fast, ffm.FAST_COLOR)]
-    ref = setup["ref"]
-    ref_points = [("standard, no KV", ref.batch_standard, ref.t_step_standard_s, ref.usd_per_mtok_standard, "#00f"),
-                  ("fast, no KV", ref.batch_fast, ref.t_step_fast_s, ref.usd_per_mtok_fast, "#f00")]
-    lat, cost = ffm.fast_mode_panels(grid, r.t_step_s[0], r.usd_per_mtok[0], r.fits[0], r.bound[0], points,
-                                     float(floors.t_weights_s[0]), float(floors.usd_per_mtok[1]), setup["b_star"],
-                                     curve_name="roofline at T = 1k",
-                                     reference=("no KV (T = 0)", r.t_step_s[1], r.usd_per_mtok[1]),
-                                     reference_points=ref_points, titles=("Latency: A", "Cost: B"))
-    for fig, xaxis in ((lat, "x"), (cost, "x2")):
-        validate(fig)
-        mine = [t for t in two.data if t.xaxis == xaxis]
-        assert [t.name for t in fig.data] == [t.name for t in mine]
-        for a, b in zip(fig.data, mine):
-            assert list(a.x) == list(b.x)
-            assert np.allclose(np.asarray(a.y, float), np.asarray(b.y, float), equal_nan=True)
-        assert all(t.showlegend for t in fig.data)                     # each figure carries its legend
-        assert fig.layout.xaxis.type == fig.layout.yaxis.type == "log"
-        assert "batch" in fig.layout.xaxis.title.text and fig.layout.xaxis.tickformat == "~s"   # 1, 10, … 1k
-    assert lat.layout.title.text == "Latency: A" and cost.layout.title.text == "Cost: B"
-    assert "[ms]" in lat.layout.yaxis.title.text
-    assert "[$ per million output tokens]" in cost.layout.yaxis.title.text and cost.layout.yaxis.tickprefix == "$"
-    # The latency floor W/(C·bw) on the latency figure only, the slow-mode floor on the cost figure only.
-    lat_floor_ms = float(floors.t_weights_s[0]) * 1e3
-    assert any("latency floor" in a.text for a in lat.layout.annotations)
-    assert not any("latency floor" in a.text for a in cost.layout.annotations)
-    assert any("slow-mode floor" in a.text for a in cost.layout.annotations)
-    assert any(s.type == "line" and s.y0 == pytest.approx(lat_floor_ms) for s in lat.layout.shapes)
-    assert lat.layout.yaxis.range == two.layout.yaxis.range and cost.layout.yaxis.range == two.layout.yaxis2.range
+def test_narrow_layout_stacks_the_panels(setup):
+    """On a phone the chart element applies the figure's narrow layout (ui.plot.NARROW_META): both panels full
+    width, latency above cost with room between them, a taller chart.  Wide, they sit side by side."""
+    lay = setup["fig"].layout
+    assert list(lay.xaxis.domain) == list(ffm.PANEL_DOMAINS[0]) and list(lay.xaxis2.domain) == list(ffm.PANEL_DOMAINS[1])
+    narrow = lay.meta[NARROW_META]
+    assert narrow["below_px"] == ffm.NARROW_BELOW_PX
+    n = narrow["layout"]
+    assert n["xaxis"]["domain"] == n["xaxis2"]["domain"] == [0.0, 1.0]
+    (lat_lo, lat_hi), (cost_lo, cost_hi) = n["yaxis"]["domain"], n["yaxis2"]["domain"]
+    assert lat_hi == 1.0 and cost_lo == 0.0 and cost_hi < lat_lo                 # latency above, a gap, cost
+    # The gap holds the latency panel's ticks, its axis title and the cost panel's title: ≥ 90 px.
+    plot_px = n["height"] - n["margin"]["t"] - n["margin"]["b"]
+    assert (lat_lo - cost_hi) * plot_px >= 90
+    assert n["height"] > lay.height
+

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import BOUND_COLORS, GREY, shade_bounds, split_fit, vline
-from .plot import COUNT_DECADES, FONT_SIZE, Spec, axis, base_layout
+from .plot import COUNT_DECADES, FONT_SIZE, NARROW_META, Spec, axis, base_layout
 
 # (label, batch, latency [s], cost [$/Mtok], colour)
 Point = tuple[str, float, float, float, str]
@@ -23,6 +23,12 @@ BATCH_TITLE = "batch B (sequences per step)"
 LABEL_OFFSET_PX = 55          # an operating point's label: this far right/left and up of the point
 # The two panels side by side (as make_subplots(cols=2, horizontal_spacing=0.09) lays them out).
 PANEL_DOMAINS = ((0.0, 0.455), (0.545, 1.0))
+# On a chart narrower than NARROW_BELOW_PX (a phone) the panels stack, latency above cost: the chart element
+# (ui/live_chart) applies this layout over the figure's (ui.plot.NARROW_META).  Heights in px.
+NARROW_BELOW_PX = 640
+NARROW_HEIGHT = 1000
+NARROW_MARGIN = {"l": 70, "r": 20, "t": 50, "b": 190}
+NARROW_Y_DOMAINS = ((0.58, 1.0), (0.0, 0.42))     # latency above, cost below: a gap for the ticks and the title
 
 
 def _refs(col: int) -> tuple[str, str]:
@@ -85,45 +91,25 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
         _draw_panel(spec, col, col, col == 1, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
                     b_star, curve_name, reference, reference_points)
     lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
+    # Batch ticks 1, 10, 100, 1k …: level and short on a narrow panel too.
+    batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}}
     spec.layout = base_layout(
         "", height=560, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
-        xaxis=_axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", dtick=1),
-        xaxis2=_axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[1]), anchor="y2", dtick=1),
+        xaxis=axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", **batch_axis),
+        xaxis2=axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[1]), anchor="y2", **batch_axis),
         yaxis=_axis(LATENCY_TITLE, domain=[0.0, 1.0], anchor="x", **_log_axis(lat_all)),
         yaxis2=_axis(COST_TITLE, domain=[0.0, 1.0], anchor="x2", tickprefix="$", **_log_axis(usd_all)),
     )
     del spec.layout["title"]                              # the panels carry the titles
+    # A phone: the panels one under the other, full width, and the legend under both (the page's caption
+    # says "left, or above").  Only the chart element reads this; st.plotly_chart keeps them side by side.
+    spec.layout["meta"] = {NARROW_META: {"below_px": NARROW_BELOW_PX, "layout": {
+        "height": NARROW_HEIGHT, "margin": NARROW_MARGIN,
+        "xaxis": {"domain": [0.0, 1.0]}, "xaxis2": {"domain": [0.0, 1.0]},
+        "yaxis": {"domain": list(NARROW_Y_DOMAINS[0])}, "yaxis2": {"domain": list(NARROW_Y_DOMAINS[1])},
+        "legend": {"y": -0.09},
+    }}}
     return spec.figure()
-
-
-def fast_mode_panels(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, fits: np.ndarray,
-                     bound: np.ndarray, points: Sequence[Point], floor_s: float, cost_floor: float | None,
-                     b_star: float | None, *, curve_name: str = "roofline",
-                     reference: tuple[str, np.ndarray, np.ndarray] | None = None,
-                     reference_points: Sequence[Point] = (),
-                     titles: tuple[str, str] = ("Latency per token", "Cost per token"),
-                     height: int = 560) -> tuple[go.Figure, go.Figure]:
-    """The two panels of `fast_mode_curves` as two figures (latency, cost), each with its own title and
-    legend, for a page that lays them out itself: side by side in columns on a wide screen, one under
-    the other on a phone (two subplots of one figure would stay side by side, each a third of a phone).
-    Same arguments; batch ticks read 1, 10, 100, 1k … so that they stay level on a narrow chart."""
-    batch = np.asarray(batch, float)
-    lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
-    out = []
-    for which, title, y_title, rng, extra in ((1, titles[0], LATENCY_TITLE, lat_all, {}),
-                                              (2, titles[1], COST_TITLE, usd_all, {"tickprefix": "$"})):
-        spec = Spec()
-        _draw_panel(spec, 1, which, True, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
-                    b_star, curve_name, reference, reference_points)
-        spec.layout = base_layout(
-            title, height=height, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
-            xaxis=axis(BATCH_TITLE, **{**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}}),
-            yaxis=_axis(y_title, **extra, **_log_axis(rng)))
-        # On a phone the legend runs to six rows and the plot shrinks under it: start the legend lower
-        # than base_layout's -0.2 of the plot's height, so that it stays clear of the axis title.
-        spec.layout["legend"] = {**spec.layout["legend"], "y": -0.3}
-        out.append(spec.figure())
-    return out[0], out[1]
 
 
 def _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points) -> tuple[list, list]:

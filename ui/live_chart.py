@@ -42,7 +42,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from _plotly_utils.utils import is_skipped_key, plotlyjsShortTypes  # plotly's own rules for typed arrays
 
-from ui.plot import SpecFigure, figure_dicts
+from ui.plot import NARROW_META, SpecFigure, figure_dicts
 
 try:
     import orjson
@@ -182,8 +182,14 @@ def payload(fig: go.Figure | SpecFigure, config: dict[str, Any]) -> bytes:
     return orjson.dumps(msg, option=orjson.OPT_SERIALIZE_NUMPY, default=_leftover)
 
 
-def height_of(fig: go.Figure | SpecFigure) -> int:
-    h = figure_dicts(fig)[1].get("height")
+def height_of(fig: go.Figure | SpecFigure) -> int | str:
+    """The element's height: the figure's, or "content" for a figure with a narrow layout (its height then
+    depends on the chart's width, which only the browser knows: index.js sizes the chart)."""
+    layout = figure_dicts(fig)[1]
+    meta = layout.get("meta")
+    if isinstance(meta, dict) and NARROW_META in meta:
+        return "content"
+    h = layout.get("height")
     return int(h) if h is not None and h >= 10 else DEFAULT_HEIGHT
 
 

@@ -42,6 +42,9 @@ def _axis_ref(axis: int) -> tuple[str, str]:
 # room-keeping markers; ui.export.figure_frame reads the dot from its shape and skips the room.
 NOW_META = "now"
 ROOM_META = "now-room"
+# A key of a figure's layout.meta: {"below_px": N, "layout": {...}}, a layout the chart element (ui/live_chart)
+# merges over the figure's own while the chart is narrower than N px (a phone), e.g. subplots stacked.
+NARROW_META = "roofline_narrow"
 
 
 class Spec:

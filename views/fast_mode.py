@@ -13,8 +13,9 @@ from model.economics import fast_mode_batches, fast_mode_forward
 from ui import dials, export, metrics, tables
 from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
 from ui.equations import params, tex_num
-from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_panels
+from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
 from ui.format import bytes_, number, seconds, tokens, usd
+from ui.lazy import lazy_expander
 from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.view import current_view, page_header
@@ -196,15 +197,15 @@ if ref0 is not None and ref0.batch_standard is not None:
                   ("fast, no KV", ref0.batch_fast, ref0.t_step_fast_s, ref0.usd_per_mtok_fast, FAST_COLOR)]
 titles = (f"Latency: fast is {fm.speedup:.3g}× quicker" if solved else "Latency per token",
           f"Cost: fast is {fm.price_multiple:.3g}× dearer" if solved else "Cost per token")
-# Two figures in two columns: side by side on a wide screen, one under the other on a phone.
-figs = fast_mode_panels(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fits[0], sweep.bound[0], points,
-                        latency_floor_s, cost_floor, b_star if np.isfinite(b_star) else None,
-                        curve_name=f"roofline at T = {tokens(T)}",
-                        reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
-                        reference_points=ref_points, titles=titles)
-for col, fig, key in zip(st.columns(2), figs, ("fast_mode_latency", "fast_mode_cost")):
-    with col:
-        export.chart(fig, key=key)
+# One figure, two panels: side by side on a wide screen, one under the other on a phone (the chart element
+# switches to the figure's narrow layout).  One chart draws a move faster than two: bench/profile_move.py,
+# sidebar Context, 4 rounds of 12 moves, last chart p50 132 → 117 ms.
+fig = fast_mode_curves(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fits[0], sweep.bound[0], points,
+                       latency_floor_s, cost_floor, b_star if np.isfinite(b_star) else None,
+                       curve_name=f"roofline at T = {tokens(T)}",
+                       reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
+                       reference_points=ref_points, titles=titles)
+export.chart(fig, key="fast_mode_curves")
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
 slower_saves = 1 - cost_floor / fm.usd_per_mtok_standard if solved and fm.usd_per_mtok_standard else None
 if slower_saves is None:
@@ -303,8 +304,8 @@ st.caption("Ideal roofline: the all-to-all and tensor-parallel communication tha
            "charged here, so the price multiple stays at 1× — in practice it rises, and a fast mode needs no "
            "bigger domain.")
 
-# ---------------------------------------------------------------- the offers
-st.subheader("Fast-mode offers in the price presets")
+# ---------------------------------------------------------------- the offers (reference: drawn only while open)
+OFFERS_OPEN_KEY = "fm_offers_open"      # the expander's open state: session only, never in the URL
 
 
 def _src(p, field):
@@ -312,24 +313,28 @@ def _src(p, field):
     return (m.source + (" [uncertain]" if m.uncertain else "")) if m else ""
 
 
-if offers:
-    rows = [{
-        "provider": p.provider, "model": p.model or p.name,
-        "standard output [$/Mtok]": p.output_usd_per_mtok, "fast output [$/Mtok]": p.fast_output_usd_per_mtok,
-        "price multiple [×]": p.fast_price_multiple, "quoted speedup [×]": p.fast_speedup,
-        "date": p.meta["fast_output_usd_per_mtok"].date if "fast_output_usd_per_mtok" in p.meta else "",
-        "price source": _src(p, "fast_output_usd_per_mtok"),
-        "speedup source": _src(p, "fast_speedup") + (f" — {p.meta['fast_speedup'].note}"
-                                                     if "fast_speedup" in p.meta and p.meta["fast_speedup"].note
-                                                     else ""),
-    } for p in offers.values()]
-    tables.dataframe(rows, key="offers_table",
-                     column_config={"standard output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
-                                    "fast output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
-                                    "price multiple [×]": st.column_config.NumberColumn(format="%.3g"),
-                                    "quoted speedup [×]": st.column_config.NumberColumn(format="%.3g")})
-    st.caption("Price multiple = fast ÷ standard output price, from the presets. API prices carry margin and "
-               "prefill, so only the ratios are comparable with the roofline above. Quoted speedups are "
-               "'up to' figures. Check the vendor's page before relying on a price.")
-else:
-    st.info("No price preset has a fast mode; use a custom quote.")
+# A lazy expander (ui/lazy.py): a reference table with its sources is drawn only while open, so a dial move
+# does not redraw it.
+with lazy_expander(f"Fast-mode offers in the price presets ({len(offers)}), with their sources",
+                   key=OFFERS_OPEN_KEY) as is_open:
+    if is_open and offers:
+        rows = [{
+            "provider": p.provider, "model": p.model or p.name,
+            "standard output [$/Mtok]": p.output_usd_per_mtok, "fast output [$/Mtok]": p.fast_output_usd_per_mtok,
+            "price multiple [×]": p.fast_price_multiple, "quoted speedup [×]": p.fast_speedup,
+            "date": p.meta["fast_output_usd_per_mtok"].date if "fast_output_usd_per_mtok" in p.meta else "",
+            "price source": _src(p, "fast_output_usd_per_mtok"),
+            "speedup source": _src(p, "fast_speedup") + (f" — {p.meta['fast_speedup'].note}"
+                                                         if "fast_speedup" in p.meta and p.meta["fast_speedup"].note
+                                                         else ""),
+        } for p in offers.values()]
+        tables.dataframe(rows, key="offers_table",
+                         column_config={"standard output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
+                                        "fast output [$/Mtok]": st.column_config.NumberColumn(format="$%.2f"),
+                                        "price multiple [×]": st.column_config.NumberColumn(format="%.3g"),
+                                        "quoted speedup [×]": st.column_config.NumberColumn(format="%.3g")})
+        st.caption("Price multiple = fast ÷ standard output price, from the presets. API prices carry margin and "
+                   "prefill, so only the ratios are comparable with the roofline above. Quoted speedups are "
+                   "'up to' figures. Check the vendor's page before relying on a price.")
+    elif is_open:
+        st.info("No price preset has a fast mode; use a custom quote.")

@@ -375,6 +375,11 @@ function setup(parentElement) {
     if (w === state.width && h === state.height) return;
     state.width = w; state.height = h;
     if (!state.Plotly || !gd._fullLayout || w === 0) return;   // not drawn yet: the first draw uses this size
+    if (state.narrow !== null && state.narrow !== undefined && (w < state.narrowBelow) !== state.narrow) {
+      state.text = null;                                      // the other layout: draw the figure again
+      if (prepare(state)) drain(state);
+      return;
+    }
     state.Plotly.Plots.resize(gd);
   });
   state.ro.observe(root);
@@ -564,6 +569,40 @@ function currentTheme(el) {
   return themeCache;
 }
 
+// A figure's narrow layout (ui.plot.NARROW_META in layout.meta: {below_px, layout}) is merged over its own
+// while the chart is narrower than below_px, e.g. two panels stacked on a phone instead of side by side.
+// state.narrow: null (the figure has none), else whether it applies; the ResizeObserver redraws the
+// figure when a resize crosses below_px.
+const NARROW_META = "roofline_narrow";
+
+function applyNarrow(state, layout) {
+  const spec = layout.meta && layout.meta[NARROW_META];
+  state.narrowBelow = spec && spec.below_px > 0 ? spec.below_px : 0;
+  if (!state.narrowBelow) {
+    state.narrow = null;
+    return;
+  }
+  const width = state.width || state.root.clientWidth;     // before the observer's first entry: measure once
+  state.narrow = width > 0 && width < state.narrowBelow;
+  if (state.narrow) merge(layout, spec.layout || {});
+}
+
+// A new chart's box takes its figure's height at once, before plotly has loaded or the run has ended, so
+// that the page below does not move when it draws (an element of height "content", i.e. a figure with a
+// narrow layout, has no height of its own until then).  Once per chart: later figures size it in prepare().
+function sizeFirst(state) {
+  try {
+    const layout = (JSON.parse(state.incoming).figure || {}).layout || {};
+    const spec = layout.meta && layout.meta[NARROW_META];
+    const width = state.root.clientWidth;
+    const narrow = spec && spec.below_px > 0 && width > 0 && width < spec.below_px;
+    const h = narrow && spec.layout && spec.layout.height >= 10 ? spec.layout.height : layout.height;
+    state.root.style.height = `${h >= 10 ? h : 450}px`;
+  } catch (e) {                            // prepare() reports a figure it cannot read
+    state.root.style.height = "450px";
+  }
+}
+
 // Parse the newest figure text and queue it for drawing, unless neither it nor the theme changed.
 function prepare(state) {
   const text = state.incoming;
@@ -575,6 +614,7 @@ function prepare(state) {
   off.clear();
   for (const w of [...(msg.off || []), ...(window.__liveChartOff || [])]) if (OFF_SWITCHES.includes(w)) off.add(w);
   const figure = themed(msg.figure || {}, t);
+  applyNarrow(state, figure.layout);
   keepUnchanged(state, figure);
   const layout = figure.layout;
   state.figHeight = layout.height >= 10 ? layout.height : 450;
@@ -598,6 +638,7 @@ export default function (component) {
   if (data) {
     const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
     state.incoming = new TextDecoder().decode(bytes);
+    if (!state.root.style.height) sizeFirst(state);
     if (!state.queued) {
       state.queued = true;
       whenRunEnds(() => {
