@@ -57,7 +57,8 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     assert "[ms]" in lay["yaxis"]["title"]["text"] and "[$ per million" in lay["yaxis2"]["title"]["text"]
     titles = [a["text"] for a in lay["annotations"] if a.get("yref") in ("y domain", "y2 domain") and a.get("y") == 1.0]
     assert titles[0].startswith("Latency") and titles[1].startswith("Cost")
-    assert lay["meta"][NARROW_META]["layout"]["yaxis2"]["domain"][1] < lay["meta"][NARROW_META]["layout"]["yaxis"]["domain"][0]
+    narrow = lay["meta"][NARROW_META]["layout"]
+    assert narrow["yaxis2"]["domain"][1] < narrow["yaxis"]["domain"][0]          # stacked: cost under latency
     assert written(at) == {}                       # defaults stay out of the URL
 
 

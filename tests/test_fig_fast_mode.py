@@ -173,8 +173,15 @@ def test_bounds_are_shaded_on_both_panels(setup):
         mine = sorted((s.x0, s.x1) for s in rects if s.xref == xref)
         assert mine[0][0] == pytest.approx(setup["grid"][0]) and mine[-1][1] == pytest.approx(setup["grid"][-1])
         assert all(a[1] == pytest.approx(b[0]) for a, b in itertools.pairwise(mine))      # contiguous runs
-    texts = [a.text for a in fig.layout.annotations]
-    assert texts.count("weight-fetch-bound") == 2
+    # The regions' names and B*'s label on the latency panel only (the cost panel is shaded alike); B*'s
+    # dashed line on both.
+    named = [a for a in fig.layout.annotations if a.text in ("weight-fetch-bound", "compute-bound")
+             or a.text.startswith("B* = ")]
+    assert named and {a.xref for a in named} == {"x"}
+    assert [a.text for a in named].count("weight-fetch-bound") == 1
+    b_star_lines = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1
+                    and s.x0 == pytest.approx(setup["b_star"])]
+    assert {s.xref for s in b_star_lines} == {"x", "x2"}
 
 
 def test_labels_sit_on_leader_lines_from_the_operating_points(setup):
@@ -204,7 +211,7 @@ def test_narrow_layout_stacks_the_panels(setup):
     """On a phone the chart element applies the figure's narrow layout (ui.plot.NARROW_META): both panels full
     width, latency above cost with room between them, a taller chart.  Wide, they sit side by side."""
     lay = setup["fig"].layout
-    assert list(lay.xaxis.domain) == list(ffm.PANEL_DOMAINS[0]) and list(lay.xaxis2.domain) == list(ffm.PANEL_DOMAINS[1])
+    assert [list(lay.xaxis.domain), list(lay.xaxis2.domain)] == [list(d) for d in ffm.PANEL_DOMAINS]
     narrow = lay.meta[NARROW_META]
     assert narrow["below_px"] == ffm.NARROW_BELOW_PX
     n = narrow["layout"]

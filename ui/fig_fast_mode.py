@@ -131,7 +131,10 @@ def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s
     y, unit, scale = (latency_s, "ms", 1e3) if first else (usd, "$/Mtok", 1.0)
     xa, ya = _refs(col)
     on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": legend}
-    shade_bounds(spec, batch, bound, axis=col)
+    # The bound regions' names and B*'s label on the latency panel only: the cost panel beside (or under) it
+    # is shaded alike.  A third of the figure's annotations, each of which plotly draws twice per redraw
+    # (bench/profile_move.py, sidebar Context, 4 rounds of 12 moves: last chart p50 136 → 126 ms).
+    shade_bounds(spec, batch, bound, axis=col, labelled=first)
     if reference is not None:
         ref_y = np.asarray(reference[1] if first else reference[2], float) * scale
         spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
@@ -168,8 +171,10 @@ def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s
         spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
                    y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},
                    bgcolor="rgba(255,255,255,0.8)")
-    if _finite_pos(b_star):
+    if _finite_pos(b_star) and first:
         vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")
+    elif _finite_pos(b_star):
+        spec.vline(b_star, color="#333", dash="dash", axis=col)        # vline()'s line, without its label
     if first and _finite_pos(floor_s):
         _floor(spec, col, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
     if not first and _finite_pos(cost_floor):

@@ -46,8 +46,9 @@ def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str
     return out
 
 
-def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1) -> None:
-    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once).
+def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1, labelled: bool = True) -> None:
+    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once; not at all
+    with `labelled=False`, e.g. the second of two panels shaded alike).
 
     Labels of narrow neighbouring regions would print over each other; a label that would come within
     about a label's width (LABEL_SPAN of the log axis) of one already placed goes one row lower."""
@@ -58,7 +59,7 @@ def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1)
     for x0, x1, b in _segments(x, bound):
         color = BOUND_COLORS.get(b, GREY)
         spec.vrect(x0, x1, color=color, axis=axis)
-        if b not in seen:
+        if labelled and b not in seen:
             seen.add(b)
             centre = float(np.log10(np.sqrt(x0 * x1)))
             row = 0
