@@ -88,7 +88,7 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
         spec.label(0.5, 1.0, title, axis=col, x_is_data=False, xanchor="center", yanchor="bottom",
                    font={"size": FONT_SIZE + 3, "color": "#222"})
     for col in (1, 2):
-        _draw_panel(spec, col, col, col == 1, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
+        _draw_panel(spec, col, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
                     b_star, curve_name, reference, reference_points)
     lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
     # Batch ticks 1, 10, 100, 1k …: level and short on a narrow panel too.
@@ -123,14 +123,14 @@ def _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_po
     return lat_all, usd_all
 
 
-def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s, usd, fits, bound, points,
+def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points,
                 floor_s, cost_floor, b_star, curve_name, reference, reference_points) -> None:
-    """Panel `which` (1: latency [ms], 2: cost [$/Mtok]) drawn on the axes of subplot `col`."""
+    """Panel `col` (1: latency [ms], 2: cost [$/Mtok]); the legend lists the latency panel's traces only."""
     fits = np.asarray(fits, bool)
-    first = which == 1
+    first = col == 1
     y, unit, scale = (latency_s, "ms", 1e3) if first else (usd, "$/Mtok", 1.0)
     xa, ya = _refs(col)
-    on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": legend}
+    on = {"axis": col, "xaxis": xa, "yaxis": ya, "showlegend": first}
     # The bound regions' names and B*'s label on the latency panel only: the cost panel beside (or under) it
     # is shaded alike.  A third of the figure's annotations, each of which plotly draws twice per redraw
     # (bench/profile_move.py, sidebar Context, 4 rounds of 12 moves: last chart p50 136 → 126 ms).
@@ -171,10 +171,8 @@ def _draw_panel(spec: Spec, col: int, which: int, legend: bool, batch, latency_s
         spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
                    y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},
                    bgcolor="rgba(255,255,255,0.8)")
-    if _finite_pos(b_star) and first:
-        vline(spec, b_star, f"B* = {b_star:,.0f}", axis=col, position="bottom")
-    elif _finite_pos(b_star):
-        spec.vline(b_star, color="#333", dash="dash", axis=col)        # vline()'s line, without its label
+    if _finite_pos(b_star):
+        vline(spec, b_star, f"B* = {b_star:,.0f}" if first else None, axis=col, position="bottom")
     if first and _finite_pos(floor_s):
         _floor(spec, col, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
     if not first and _finite_pos(cost_floor):

@@ -102,14 +102,16 @@ CURVE_MARGIN_B = 190   # px under a batch chart: tick labels, the axis title and
 B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
 
 
-def vline(spec: Spec, x: float | None, text: str, color: str = "#333", *, dash: str = "dash", axis: int = 1,
+def vline(spec: Spec, x: float | None, text: str | None, color: str = "#333", *, dash: str = "dash", axis: int = 1,
           position: str = "top", side: str = "right") -> None:
-    """A vertical line at x with its label near the top (or bottom) of the plot, on the line's `side`;
-    nothing if x is not finite.  Plotly widens an autoranged axis to fit a data-anchored label, so a
+    """A vertical line at x with its label near the top (or bottom) of the plot, on the line's `side` (no label
+    if `text` is None); nothing if x is not finite.  Plotly widens an autoranged axis to fit a data-anchored label, so a
     line near the axis end should carry its label on its left (see `label_side`)."""
     if x is None or not np.isfinite(x) or x <= 0:
         return
     spec.vline(x, color=color, dash=dash, axis=axis)
+    if text is None:
+        return
     spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis,
                xanchor="left" if side == "right" else "right", xshift=4 if side == "right" else -4,
                font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.7)")

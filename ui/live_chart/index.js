@@ -375,7 +375,7 @@ function setup(parentElement) {
     if (w === state.width && h === state.height) return;
     state.width = w; state.height = h;
     if (!state.Plotly || !gd._fullLayout || w === 0) return;   // not drawn yet: the first draw uses this size
-    if (state.narrow !== null && state.narrow !== undefined && (w < state.narrowBelow) !== state.narrow) {
+    if (state.narrowSpec && isNarrow(state.narrowSpec, w) !== state.narrow) {
       state.text = null;                                      // the other layout: draw the figure again
       if (prepare(state)) drain(state);
       return;
@@ -571,19 +571,24 @@ function currentTheme(el) {
 
 // A figure's narrow layout (ui.plot.NARROW_META in layout.meta: {below_px, layout}) is merged over its own
 // while the chart is narrower than below_px, e.g. two panels stacked on a phone instead of side by side.
-// state.narrow: null (the figure has none), else whether it applies; the ResizeObserver redraws the
-// figure when a resize crosses below_px.
+// state.narrowSpec: the figure's spec (null: none); state.narrow: whether it applies.  The ResizeObserver
+// redraws the figure when a resize crosses below_px.
 const NARROW_META = "roofline_narrow";
 
-function applyNarrow(state, layout) {
+// The figure's narrow-layout spec, or null if it has none.
+function narrowSpec(layout) {
   const spec = layout.meta && layout.meta[NARROW_META];
-  state.narrowBelow = spec && spec.below_px > 0 ? spec.below_px : 0;
-  if (!state.narrowBelow) {
-    state.narrow = null;
-    return;
-  }
-  const width = state.width || state.root.clientWidth;     // before the observer's first entry: measure once
-  state.narrow = width > 0 && width < state.narrowBelow;
+  return spec && spec.below_px > 0 ? spec : null;
+}
+
+function isNarrow(spec, width) {
+  return width > 0 && width < spec.below_px;
+}
+
+function applyNarrow(state, layout) {
+  const spec = (state.narrowSpec = narrowSpec(layout));
+  // before the observer's first entry the width is measured once
+  state.narrow = spec ? isNarrow(spec, state.width || state.root.clientWidth) : null;
   if (state.narrow) merge(layout, spec.layout || {});
 }
 
@@ -593,9 +598,8 @@ function applyNarrow(state, layout) {
 function sizeFirst(state) {
   try {
     const layout = (JSON.parse(state.incoming).figure || {}).layout || {};
-    const spec = layout.meta && layout.meta[NARROW_META];
-    const width = state.root.clientWidth;
-    const narrow = spec && spec.below_px > 0 && width > 0 && width < spec.below_px;
+    const spec = narrowSpec(layout);
+    const narrow = spec && isNarrow(spec, state.root.clientWidth);
     const h = narrow && spec.layout && spec.layout.height >= 10 ? spec.layout.height : layout.height;
     state.root.style.height = `${h >= 10 ? h : 450}px`;
   } catch (e) {                            // prepare() reports a figure it cannot read
