@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from ui import live_chart, live_tex
 from ui.metrics import Metric
 from ui.metrics import parse as parse_metrics
+from ui.plot import panels
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -103,9 +104,14 @@ def arr(v) -> np.ndarray:
     return a
 
 
+def panel_figures(at: AppTest) -> list[dict]:
+    """The page's charts, a figure of panels (ui.plot.side_by_side) split into one figure per panel."""
+    return [{"data": d, "layout": lay} for f in charts(at) for d, lay in panels(f["data"], f["layout"])]
+
+
 def fig(at: AppTest, start: str) -> dict:
-    """The chart whose title starts with `start`."""
-    return next(f for f in charts(at) if f["layout"]["title"]["text"].startswith(start))
+    """The chart, or the panel of a figure of panels, whose title starts with `start`."""
+    return next(f for f in panel_figures(at) if (f["layout"].get("title") or {}).get("text", "").startswith(start))
 
 
 def trace(f: dict, start: str) -> dict:

@@ -24,6 +24,7 @@ from model import (
 from tests.apptest_helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, written
 from ui.fig_compare import CONFIG_COLORS
 from ui.format import number, seconds, usd
+from ui.plot import panels
 
 HWS, MDS = presets.hardware_presets(), presets.model_presets()
 B, T = 64.0, 8192.0                                    # the sidebar's defaults
@@ -99,7 +100,10 @@ def cmp_app(query=None):
 def test_defaults_one_config_follows_the_sidebar():
     at = cmp_app(V1)
     assert at.title[0].value == "Compare configurations"
-    assert len(charts(at)) == 3 and len(latex(at)) == 2
+    # Two charts: latency and cost against batch as one figure of two panels (ui.plot.side_by_side, one plotly
+    # draw per move instead of two), and cost against context.
+    assert len(charts(at)) == 2 and len(latex(at)) == 2
+    assert [len(panels(f["data"], f["layout"])) for f in charts(at)] == [2, 1]
     assert written(at) == {}                       # nothing pinned: nothing in the URL
     assert at.toggle(key="cmp1_follow").value is True and at.toggle(key="cmp2_on").value is False
     cols = table(at)
@@ -297,7 +301,7 @@ def test_a_garbled_parameter_gives_a_notice_and_is_dropped(query, name):
     at = cmp_app(query)
     notes = [w.value for w in at.warning]
     assert any(f"'{name}'" in n for n in notes), notes
-    assert list(table(at)) == [1] and len(charts(at)) == 3          # the page keeps working without it
+    assert list(table(at)) == [1] and len(charts(at)) == 2          # the page keeps working without it
     assert name not in written(at)
 
 

@@ -8,7 +8,7 @@ from model.economics import fast_mode_batches, fast_mode_forward
 from tests.apptest_helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
 from ui.dials import BATCH_OPTIONS
 from ui.format import number
-from ui.plot import NARROW_META
+from ui.plot import NARROW_META, PANELS_META
 
 OFFER = presets.price_presets()["claude-opus-4.6"]
 
@@ -55,7 +55,7 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     (fig,) = charts(at)
     lay = fig["layout"]
     assert "[ms]" in lay["yaxis"]["title"]["text"] and "[$ per million" in lay["yaxis2"]["title"]["text"]
-    titles = [a["text"] for a in lay["annotations"] if a.get("yref") in ("y domain", "y2 domain") and a.get("y") == 1.0]
+    titles = lay["meta"][PANELS_META]
     assert titles[0].startswith("Latency") and titles[1].startswith("Cost")
     narrow = lay["meta"][NARROW_META]["layout"]
     assert narrow["yaxis2"]["domain"][1] < narrow["yaxis"]["domain"][0]          # stacked: cost under latency

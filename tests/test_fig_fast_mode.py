@@ -1,6 +1,7 @@
 """ui/fig_fast_mode.py: the Fast Mode page's two-panel figure, as a pure function (no Streamlit)."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from model import decode_step, system_balance_batch
 from model.economics import fast_mode_batches
 from tests.figure_checks import validate
 from ui import fig_fast_mode as ffm
+from ui import plot
 from ui.plot import NARROW_META
 
 
@@ -156,9 +158,12 @@ def test_two_panels_laid_out_by_hand(setup):
     assert lay.xaxis.anchor == "y" and lay.xaxis2.anchor == "y2" and lay.yaxis2.anchor == "x2"
     assert lay.xaxis.dtick == 1 and lay.xaxis.tickformat == "~s"          # 1, 10, 100, 1k …
     # Subplot titles: annotations centred over each panel, just above the plot area, headline-sized.
-    titles = [a for a in lay.annotations if a.text in ("Latency per token", "Cost per token")]
+    # (The size is 1.3 em of the annotation's font, on an inner span: ui.plot.panel_title_annotation.)
+    titles = [a for a in lay.annotations if a.name == plot.PANEL_TITLE]
+    assert [re.sub(r"<[^>]+>", "", a.text) for a in titles] == ["Latency per token", "Cost per token"]
     assert [(a.xref, a.x, a.yanchor) for a in titles] == [("x domain", 0.5, "bottom"), ("x2 domain", 0.5, "bottom")]
-    assert all(a.y >= 1.0 and a.font.size >= 20 for a in titles)
+    assert all(a.y >= 1.0 and a.font.size * 1.3 >= 20 and "font-size:1.3em" in a.text for a in titles)
+    assert lay.meta[plot.PANELS_META] == ["Latency per token", "Cost per token"]        # the CSV's chart names
     # Each trace sits on one panel; the second panel's traces are not in the legend again.
     assert {(t.xaxis, t.yaxis) for t in setup["fig"].data} == {("x", "y"), ("x2", "y2")}
     assert not any(t.showlegend for t in setup["fig"].data if t.xaxis == "x2")
@@ -211,9 +216,9 @@ def test_narrow_layout_stacks_the_panels(setup):
     """On a phone the chart element applies the figure's narrow layout (ui.plot.NARROW_META): both panels full
     width, latency above cost with room between them, a taller chart.  Wide, they sit side by side."""
     lay = setup["fig"].layout
-    assert [list(lay.xaxis.domain), list(lay.xaxis2.domain)] == [list(d) for d in ffm.PANEL_DOMAINS]
+    assert [list(lay.xaxis.domain), list(lay.xaxis2.domain)] == [list(d) for d in plot.PANEL_DOMAINS]
     narrow = lay.meta[NARROW_META]
-    assert narrow["below_px"] == ffm.NARROW_BELOW_PX
+    assert narrow["below_px"] == plot.NARROW_BELOW_PX
     n = narrow["layout"]
     assert n["xaxis"]["domain"] == n["xaxis2"]["domain"] == [0.0, 1.0]
     (lat_lo, lat_hi), (cost_lo, cost_hi) = n["yaxis"]["domain"], n["yaxis2"]["domain"]

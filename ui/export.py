@@ -21,7 +21,7 @@ import streamlit as st
 
 from . import live_chart
 from .figures import PLOTLY_CONFIG
-from .plot import NOW_META, ROOM_META, as_plotly
+from .plot import NOW_META, PANELS_META, ROOM_META, as_plotly
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
@@ -67,8 +67,25 @@ def dot_value(layout: Any, ref: str, anchor: float) -> float:
     return float(f"{10.0 ** v if ax['type'] == 'log' else v:.12g}")
 
 
+def panel_titles(fig: go.Figure) -> list[str]:
+    """The titles of a figure's panels (ui.plot.side_by_side), else [its title]."""
+    meta = fig.layout.meta
+    if isinstance(meta, dict) and PANELS_META in meta:
+        return [re.sub(r"<[^>]+>", "", t or "") for t in meta[PANELS_META]]
+    return [_title(fig)]
+
+
+def _chart(titles: list[str], xref: Any) -> str:
+    """The title of the panel an x axis reference ("x", "x2 domain" …; None is "x") belongs to."""
+    head = xref.split()[0] if isinstance(xref, str) else "x"
+    n = int(head[1:] or 1) if head.startswith("x") else 1
+    return titles[min(n, len(titles)) - 1]
+
+
 def figure_frame(fig: go.Figure) -> pd.DataFrame:
-    """The plotted points of every trace, long format: trace, x, y (z and the map's row/col for heatmaps)."""
+    """The plotted points of every trace, long format: chart, trace, x, y (z and the map's row/col for
+    heatmaps).  "chart" is the figure's title, or on a figure of panels the trace's panel's title."""
+    titles = panel_titles(fig)
     rows: list[pd.DataFrame] = []
     dots = iter([s for s in (fig.layout.shapes or ()) if s.name == NOW_META])   # Spec.now_point's dots, in order
     for i, tr in enumerate(fig.data):
@@ -79,38 +96,46 @@ def figure_frame(fig: go.Figure) -> pd.DataFrame:
         if meta == NOW_META:                         # the dot is a shape; its trace only holds the legend entry
             dot = next(dots, None)
             if dot is not None:
-                rows.append(pd.DataFrame({"trace": [name], "x": [dot_value(fig.layout, dot.xref, dot.xanchor)],
+                rows.append(pd.DataFrame({"chart": [_chart(titles, dot.xref)],
+                                          "trace": [name], "x": [dot_value(fig.layout, dot.xref, dot.xanchor)],
                                           "y": [dot_value(fig.layout, dot.yref, dot.yanchor)]}))
             continue
+        chart = _chart(titles, getattr(tr, "xaxis", None))
         x, y = _arr(getattr(tr, "x", None)), _arr(getattr(tr, "y", None))
         z = _arr(getattr(tr, "z", None)) if hasattr(tr, "z") else None
         if z is not None and z.ndim == 2:
             xs = x if x is not None and len(x) == z.shape[1] else np.arange(z.shape[1])
             ys = y if y is not None and len(y) == z.shape[0] else np.arange(z.shape[0])
             gx, gy = np.meshgrid(xs, ys)
-            rows.append(pd.DataFrame({"trace": name, "x": gx.ravel(), "y": gy.ravel(), "z": z.ravel()}))
+            rows.append(pd.DataFrame({"chart": chart, "trace": name, "x": gx.ravel(), "y": gy.ravel(),
+                                      "z": z.ravel()}))
             continue
         if x is None and y is None:
             continue
         n = max(len(x) if x is not None and x.ndim else 0, len(y) if y is not None and y.ndim else 0)
         if n == 0:
             continue
-        df = pd.DataFrame({"trace": [name] * n,
+        df = pd.DataFrame({"chart": [chart] * n, "trace": [name] * n,
                            "x": x if x is not None and x.ndim and len(x) == n else [None] * n,
                            "y": y if y is not None and y.ndim and len(y) == n else [None] * n})
         rows.append(df)
     if not rows:
-        return pd.DataFrame(columns=["trace", "x", "y"])
-    out = pd.concat(rows, ignore_index=True)
-    out.insert(0, "chart", _title(fig))
-    return out
+        return pd.DataFrame(columns=["chart", "trace", "x", "y"])
+    return pd.concat(rows, ignore_index=True)
 
 
 def axis_note(fig: go.Figure) -> str:
-    """The axis titles (with units) as a CSV comment line."""
+    """The axis titles (with units) as a CSV comment line; on a figure of panels one line per panel."""
     def t(ax):
         return re.sub(r"<[^>]+>", "", (ax.title.text or "") if ax is not None and ax.title is not None else "")
-    return f"# x: {t(fig.layout.xaxis)}; y: {t(fig.layout.yaxis)}\n"
+    titles = panel_titles(fig)
+    if len(titles) == 1:
+        return f"# x: {t(fig.layout.xaxis)}; y: {t(fig.layout.yaxis)}\n"
+    lines = []
+    for n, title in enumerate(titles, 1):
+        s = "" if n == 1 else str(n)
+        lines.append(f"# {title}: x: {t(fig.layout['xaxis' + s])}; y: {t(fig.layout['yaxis' + s])}\n")
+    return "".join(lines)
 
 
 def figure_csv(fig: go.Figure) -> str:

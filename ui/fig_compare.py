@@ -32,7 +32,7 @@ from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 from .dials import CHIP_OPTIONS
 from .fig_kv import mark
 from .figures import GREY, split_fit
-from .plot import FONT_SIZE, Spec, axis, base_layout
+from .plot import FONT_SIZE, Spec, SpecFigure, axis, base_layout, side_by_side
 from .view import View, assemble
 
 SEP = "_"
@@ -169,10 +169,11 @@ class Curve:
 
 
 def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: str, x_title: str, unit: str,
-            title: str, y_title: str, now_label: str) -> go.Figure:
+            title: str, y_title: str, now_label: str, labelled: bool = True) -> go.Figure:
     """Up to three configurations' curves against x (log–log): solid where weights + KV fit in HBM,
     dotted where they do not, each with its value at the sidebar's x marked and its own vertical
-    marks (B*, a crossover context) in its colour; the sidebar's x as a grey line."""
+    marks (B*, a crossover context) in its colour; the sidebar's x as a grey line.  `labelled=False`:
+    the marks' and the grey line's labels left out (a panel beside one that has them, ui.plot.side_by_side)."""
     x = np.asarray(x, float)
     lo, hi = float(x.min()), float(x.max())
     spec = Spec()
@@ -200,15 +201,19 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
                            ranges=([float(np.log10(lo)), float(np.log10(hi))], None), room_x=x, room_y=c.y)
         for text, xm in c.marks:
             if xm is not None and np.isfinite(xm) and lo <= xm <= hi:
-                mark(spec, float(xm), text, c.color, y=0.9 - 0.09 * n_marks, x_range=(lo, hi))
+                if labelled:
+                    mark(spec, float(xm), text, c.color, y=0.9 - 0.09 * n_marks, x_range=(lo, hi))
+                else:
+                    spec.vline(float(xm), color=c.color, dash="dash", width=2)
                 n_marks += 1
     if any_nofit:
         spec.scatter(x=[None], y=[None], mode="lines", name="dotted: does not fit in HBM",
                      line={"width": 3, "color": GREY, "dash": "dot"})
     if lo <= x_now <= hi:
+        spec.vline(x_now, color=GREY, dash="solid", width=2, layer="below")
+    if labelled and lo <= x_now <= hi:
         # At the top, left of the line (the marks' labels sit right of theirs), unless that is off the plot.
         left = hi > lo and (np.log10(x_now) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) > 0.2
-        spec.vline(x_now, color=GREY, dash="solid", width=2, layer="below")
         spec.label(x_now, 0.99, now_label, xanchor="right" if left else "left", xshift=-4 if left else 4,
                    yanchor="top", font={"size": FONT_SIZE - 3, "color": "#666"}, bgcolor="rgba(255,255,255,0.7)")
     spec.layout = base_layout(title, xaxis=axis(x_title, range=[float(np.log10(lo)), float(np.log10(hi))]),
@@ -222,10 +227,22 @@ def _x_text(x: float) -> str:
 
 
 def vs_batch(batch: np.ndarray, curves: Sequence[Curve], *, b_now: float, unit: str, title: str,
-             y_title: str) -> go.Figure:
+             y_title: str, labelled: bool = True) -> go.Figure:
     """A quantity against batch B for each configuration (at the sidebar's context)."""
     return overlay(batch, curves, x_now=b_now, x_symbol="B", x_title="batch B (sequences per step)", unit=unit,
-                   title=title, y_title=y_title, now_label=f"B = {_x_text(b_now)}")
+                   title=title, y_title=y_title, now_label=f"B = {_x_text(b_now)}", labelled=labelled)
+
+
+def latency_and_cost_vs_batch(batch: np.ndarray, latency_ms: Sequence[Curve], usd: Sequence[Curve], *,
+                              b_now: float, context: str) -> SpecFigure:
+    """Latency [ms] (left, or above on a phone) and cost [$/Mtok] against batch for each configuration, as
+    one figure of two panels (ui.plot.side_by_side); the B* marks and the sidebar's batch are labelled on the
+    latency panel, and drawn alike on the cost panel."""
+    return side_by_side(
+        vs_batch(batch, latency_ms, b_now=b_now, unit="ms", title=f"Latency per token against batch (T = {context})",
+                 y_title="time per step [ms]"),
+        vs_batch(batch, usd, b_now=b_now, unit="$/Mtok", title=f"Cost per million tokens against batch (T = {context})",
+                 y_title="cost [$ per million tokens]", labelled=False))
 
 
 def vs_context(context: np.ndarray, curves: Sequence[Curve], *, t_now: float, unit: str, title: str,

@@ -8,7 +8,18 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .figures import BOUND_COLORS, GREY, shade_bounds, split_fit, vline
-from .plot import COUNT_DECADES, FONT_SIZE, NARROW_META, Spec, axis, base_layout
+from .plot import (
+    COUNT_DECADES,
+    FONT_SIZE,
+    NARROW_META,
+    PANEL_DOMAINS,
+    PANELS_META,
+    Spec,
+    axis,
+    base_layout,
+    narrow_stack,
+    panel_title_annotation,
+)
 
 # (label, batch, latency [s], cost [$/Mtok], colour)
 Point = tuple[str, float, float, float, str]
@@ -21,14 +32,6 @@ LATENCY_TITLE = "time per token [ms]"
 COST_TITLE = "cost [$ per million output tokens]"
 BATCH_TITLE = "batch B (sequences per step)"
 LABEL_OFFSET_PX = 55          # an operating point's label: this far right/left and up of the point
-# The two panels side by side (as make_subplots(cols=2, horizontal_spacing=0.09) lays them out).
-PANEL_DOMAINS = ((0.0, 0.455), (0.545, 1.0))
-# On a chart narrower than NARROW_BELOW_PX (a phone) the panels stack, latency above cost: the chart element
-# (ui/live_chart) applies this layout over the figure's (ui.plot.NARROW_META).  Heights in px.
-NARROW_BELOW_PX = 640
-NARROW_HEIGHT = 1000
-NARROW_MARGIN = {"l": 70, "r": 20, "t": 50, "b": 190}
-NARROW_Y_DOMAINS = ((0.58, 1.0), (0.0, 0.42))     # latency above, cost below: a gap for the ticks and the title
 
 
 def _refs(col: int) -> tuple[str, str]:
@@ -83,10 +86,7 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
     """
     batch = np.asarray(batch, float)
     spec = Spec()
-    for col, title in ((1, titles[0]), (2, titles[1])):
-        # Subplot title, centred over its panel, just above the plot area.
-        spec.label(0.5, 1.0, title, axis=col, x_is_data=False, xanchor="center", yanchor="bottom",
-                   font={"size": FONT_SIZE + 3, "color": "#222"})
+    spec.annotations += [panel_title_annotation(t, col) for col, t in enumerate(titles, 1)]
     for col in (1, 2):
         _draw_panel(spec, col, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
                     b_star, curve_name, reference, reference_points)
@@ -103,12 +103,8 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
     del spec.layout["title"]                              # the panels carry the titles
     # A phone: the panels one under the other, full width, and the legend under both (the page's caption
     # says "left, or above").  Only the chart element reads this; st.plotly_chart keeps them side by side.
-    spec.layout["meta"] = {NARROW_META: {"below_px": NARROW_BELOW_PX, "layout": {
-        "height": NARROW_HEIGHT, "margin": NARROW_MARGIN,
-        "xaxis": {"domain": [0.0, 1.0]}, "xaxis2": {"domain": [0.0, 1.0]},
-        "yaxis": {"domain": list(NARROW_Y_DOMAINS[0])}, "yaxis2": {"domain": list(NARROW_Y_DOMAINS[1])},
-        "legend": {"y": -0.09},
-    }}}
+    # The panels' titles in the meta: the CSV export names each row's panel (ui.export.figure_frame).
+    spec.layout["meta"] = {PANELS_META: list(titles), NARROW_META: narrow_stack()}
     return spec.figure()
 
 

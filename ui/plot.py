@@ -300,3 +300,146 @@ def base_layout(title: str, *, height: int = 540, legend_below: bool = True, **p
                          "font": {"size": FONT_SIZE - 3}}
     out.update(props)
     return out
+
+
+# ---------------------------------------------------------------- two figures as one, side by side
+# A figure of panels carries their titles in layout.meta[PANELS_META] (in panel order); each title is an
+# annotation named PANEL_TITLE.  `panels` splits such a figure back into one figure per panel: what the
+# CSV export writes (one "chart" per panel) and what the tests read.
+PANELS_META = "roofline_panels"
+PANEL_TITLE = "panel title"
+PANEL_DOMAINS = ((0.0, 0.455), (0.545, 1.0))        # as make_subplots(cols=2, horizontal_spacing=0.09)
+NARROW_BELOW_PX = 640                               # narrower than this (a phone): the panels stack
+NARROW_HEIGHT = 1000
+NARROW_Y_DOMAINS = ((0.58, 1.0), (0.0, 0.42))       # first above second: a gap for ticks, axis and panel title
+NARROW_MARGIN = {"l": 70, "r": 20, "t": 50, "b": 190}
+
+
+def _ref_to(ref: Any, n: int) -> Any:
+    """An axis reference of a one-panel figure on panel n: "x" → "x2", "y domain" → "y2 domain"."""
+    if not isinstance(ref, str):
+        return ref
+    head, _, rest = ref.partition(" ")
+    if head not in ("x", "y"):
+        raise ValueError(f"a panel's reference {ref!r} is not to its own axes (x, y)")
+    return f"{head}{'' if n == 1 else n}" + (f" {rest}" if rest else "")
+
+
+def _ref_panel(ref: Any) -> int:
+    """The panel of an axis reference: "x2 domain" → 2, "x" → 1."""
+    head = ref.partition(" ")[0] if isinstance(ref, str) else "x"
+    return int(head[1:] or 1) if head[:1] in ("x", "y") else 1
+
+
+def _legend_key(t: dict[str, Any]) -> Any:
+    return t.get("legendgroup") or t.get("name")
+
+
+TITLE_EM = 1.3        # a panel title's size over the annotations' (FONT_SIZE + 3 on a desktop; see below)
+
+
+def panel_title_annotation(text: str, n: int, *, yshift: float = 0) -> dict[str, Any]:
+    """A panel's title: centred over panel n, just above its plot area (`yshift` px higher).
+
+    Its size is TITLE_EM × the annotation's font, set on an inner span: on a phone ui/style.py draws every
+    annotation at 11 px (a desktop's notes run off a 390 px chart), and a title must stay larger than the
+    notes and axis titles there (11 × 1.3 ≈ 14 px, as a figure's own title on a phone), while a desktop
+    and an exported image get FONT_SIZE + 3."""
+    x, y = _axis_ref(n)
+    return {"text": f'<span style="font-size:{TITLE_EM}em">{text}</span>', "showarrow": False, "name": PANEL_TITLE,
+            "x": 0.5, "xref": f"{x} domain", "y": 1.0, "yref": f"{y} domain", "xanchor": "center",
+            "yanchor": "bottom", "yshift": yshift,
+            "font": {"size": round((FONT_SIZE + 3) / TITLE_EM, 1), "color": "#222"}}
+
+
+def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None, height: int = 560,
+                 margin: dict[str, int] | None = None, legend_y: float = -0.09) -> SpecFigure:
+    """Two one-panel figures (Spec figures on axes x/y) as one figure of two panels, side by side, with
+    the narrow layout (NARROW_META) that stacks them, first above second, on a phone.
+
+    Why one figure: the chart element draws one plotly figure per move instead of two (Fast mode:
+    bench/profile_move.py, last chart p50 0.88–0.93 of two figures).  The right panel's traces whose
+    legend entry (legend group, else name) the left panel already shows keep out of the legend and join
+    the left's legend group, so the legend lists each once and a click hides the curve on both panels.
+    Each figure's title becomes its panel's title (`titles` overrides them); the layout is the left's
+    (hover mode, fonts, legend) with both figures' axes and the larger top margin."""
+    (d1, l1), (d2, l2) = figure_dicts(left), figure_dicts(right)
+    titles = titles or tuple(((lay.get("title") or {}).get("text") or "") for lay in (l1, l2))
+    data = [dict(t) for t in d1]
+    shown = {_legend_key(t): t for t in data if t.get("showlegend", True) is not False and _legend_key(t)}
+    for t in d2:
+        t = {**t, "xaxis": _ref_to(t.get("xaxis", "x"), 2), "yaxis": _ref_to(t.get("yaxis", "y"), 2)}
+        twin = shown.get(_legend_key(t))
+        if twin is not None:
+            twin.setdefault("legendgroup", f"panel:{twin.get('name')}")
+            t.update(showlegend=False, legendgroup=twin["legendgroup"])
+        data.append(t)
+    shapes = list(l1.get("shapes", ())) + [
+        {**s, "xref": _ref_to(s.get("xref", "x"), 2), "yref": _ref_to(s.get("yref", "y"), 2)}
+        for s in l2.get("shapes", ())]
+    m = {**l1.get("margin", {}), "t": max(lay.get("margin", {}).get("t", 60) for lay in (l1, l2)), **(margin or {})}
+    lift = max(0, m["t"] - 36)         # a title above anything a figure puts in its top margin
+    notes = list(l1.get("annotations", ())) + [
+        {**a, "xref": _ref_to(a.get("xref", "x"), 2), "yref": _ref_to(a.get("yref", "y"), 2)}
+        for a in l2.get("annotations", ())]
+    notes += [panel_title_annotation(text, n, yshift=lift) for n, text in enumerate(titles, 1) if text]
+    layout = {k: v for k, v in l1.items() if k not in ("title", "shapes", "annotations", "meta")}
+    layout.update(
+        height=height, margin=m, shapes=shapes, annotations=notes,
+        xaxis={**l1.get("xaxis", {}), "domain": list(PANEL_DOMAINS[0]), "anchor": "y"},
+        yaxis={**l1.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x"},
+        xaxis2={**l2.get("xaxis", {}), "domain": list(PANEL_DOMAINS[1]), "anchor": "y2"},
+        yaxis2={**l2.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x2"},
+        meta={PANELS_META: list(titles), NARROW_META: narrow_stack(legend_y)})
+    return SpecFigure(data, layout)
+
+
+def narrow_stack(legend_y: float = -0.09) -> dict[str, Any]:
+    """The narrow layout (NARROW_META) of a two-panel figure: the panels one under the other, full width."""
+    return {"below_px": NARROW_BELOW_PX, "layout": {
+        "height": NARROW_HEIGHT, "margin": NARROW_MARGIN,
+        "xaxis": {"domain": [0.0, 1.0]}, "xaxis2": {"domain": [0.0, 1.0]},
+        "yaxis": {"domain": list(NARROW_Y_DOMAINS[0])}, "yaxis2": {"domain": list(NARROW_Y_DOMAINS[1])},
+        "legend": {"y": legend_y},
+    }}
+
+
+def panel_count(layout: Any) -> int:
+    """How many panels a figure's layout has (1 unless it carries PANELS_META)."""
+    meta = layout.get("meta") if isinstance(layout, dict) else getattr(layout, "meta", None)
+    return len(meta[PANELS_META]) if isinstance(meta, dict) and PANELS_META in meta else 1
+
+
+def panels(data: list[dict[str, Any]], layout: dict[str, Any]) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """A figure of panels (dicts) as one (data, layout) per panel, each on axes x/y with its panel's title;
+    a figure without PANELS_META as itself."""
+    meta = layout.get("meta")
+    if not (isinstance(meta, dict) and PANELS_META in meta):
+        return [(data, layout)]
+    def home(d: dict[str, Any]) -> dict[str, Any]:
+        return {**d, **{k: _ref_to_one(d[k]) for k in ("xref", "yref") if k in d}}
+
+    out = []
+    for n, title in enumerate(meta[PANELS_META], 1):
+        ts = [{k: v for k, v in t.items() if k not in ("xaxis", "yaxis")} for t in data
+              if _ref_panel(t.get("xaxis", "x")) == n]
+        sh = [home(s) for s in layout.get("shapes", ()) if _ref_panel(s.get("xref", "x")) == n]
+        an = [home(a) for a in layout.get("annotations", ())
+              if _ref_panel(a.get("xref", "x")) == n and a.get("name") != PANEL_TITLE]
+        s = "" if n == 1 else str(n)
+        lay = {k: v for k, v in layout.items() if not k.startswith(("xaxis", "yaxis"))
+               and k not in ("shapes", "annotations", "meta")}
+        lay.update(title={"text": title}, xaxis=layout.get(f"xaxis{s}", {}), yaxis=layout.get(f"yaxis{s}", {}),
+                   shapes=sh, annotations=an)
+        out.append((ts, lay))
+    return out
+
+
+def _ref_to_one(ref: Any) -> Any:
+    """An axis reference moved back to panel 1's names: "x2 domain" → "x domain"."""
+    if not isinstance(ref, str):
+        return ref
+    head, _, rest = ref.partition(" ")
+    if head[:1] not in ("x", "y"):
+        return ref
+    return head[0] + (f" {rest}" if rest else "")

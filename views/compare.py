@@ -299,23 +299,17 @@ def b_marks(i, r):
     return ((f"B* ({i}) = {r['bT']:,.0f}", r["bT"]),) if np.isfinite(r["bT"]) else ()
 
 
-c1, c2 = st.columns(2)
-with c1:
-    fig = fig_compare.vs_batch(b_grid, curves(lambda r: (r["by_b"].t_step_s * 1e3, r["by_b"]), ib, b_marks),
-                               b_now=B, unit="ms", title=f"Latency per token against batch (T = {tokens(T)})",
-                               y_title="time per step [ms]")
-    export.chart(fig, key="cmp_latency_vs_batch")
-    st.caption("Latency per token = one decode step. Near the latency floor W/(C·bw) while the weight read sets "
-               "the step, rising once compute or KV reads dominate; dashed lines mark each configuration's B*(T). "
-               "Dotted: weights + KV do not fit in that configuration's HBM.")
-with c2:
-    fig = fig_compare.vs_batch(b_grid, curves(lambda r: (r["by_b"].usd_per_mtok, r["by_b"]), ib, b_marks),
-                               b_now=B, unit="$/Mtok", title=f"Cost per million tokens against batch (T = {tokens(T)})",
-                               y_title="cost [$ per million tokens]")
-    export.chart(fig, key="cmp_cost_vs_batch")
-    st.caption("Cost per token = C × price × step time ÷ batch: the weight fetch is shared by the batch, compute "
-               "and KV are paid per token, so each curve falls toward its floor of compute and KV per token, reached "
-               "at B* where a configuration has one. Dotted: does not fit in HBM.")
+# One figure, two panels (side by side; stacked on a phone): one chart to draw per move instead of two.
+fig = fig_compare.latency_and_cost_vs_batch(
+    b_grid, curves(lambda r: (r["by_b"].t_step_s * 1e3, r["by_b"]), ib, b_marks),
+    curves(lambda r: (r["by_b"].usd_per_mtok, r["by_b"]), ib, b_marks), b_now=B, context=tokens(T))
+export.chart(fig, key="cmp_vs_batch")
+st.caption("Left (or above): latency per token = one decode step. Near the latency floor W/(C·bw) while the weight "
+           "read sets the step, rising once compute or KV reads dominate; dashed lines mark each configuration's "
+           "B*(T). Right (or below): cost per token = C × price × step time ÷ batch: the weight fetch is shared by "
+           "the batch, compute and KV are paid per token, so each curve falls toward its floor of compute and KV per "
+           "token, reached at B* where a configuration has one. Dotted: weights + KV do not fit in that "
+           "configuration's HBM.")
 
 fig = fig_compare.vs_context(
     t_grid, curves(lambda r: (r["by_t"].usd_per_mtok, r["by_t"]), it,
