@@ -10,7 +10,20 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
-from tests.apptest_helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, trace, written
+from tests.apptest_helpers import (
+    V1,
+    app,
+    arr,
+    assert_clean,
+    charts,
+    fig,
+    latex,
+    metric_list,
+    metrics,
+    panel_figures,
+    trace,
+    written,
+)
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
@@ -37,7 +50,10 @@ def su_app(query: dict[str, str] | None = None):
 def test_defaults_clean_four_charts_equations_and_definitions():
     at = su_app(V1)
     assert at.title[0].value.startswith("Scale-up domain")
-    figs = charts(at)
+    # Four charts in three figures: latency and cost against C are one figure of two panels (ui.plot.side_by_side:
+    # one plotly draw per move instead of two).
+    assert len(charts(at)) == 3
+    figs = panel_figures(at)
     assert len(figs) == 4
     assert len(at.caption) >= 6               # the system line + a one-line definition under each chart
     assert len(latex(at)) == 4
@@ -205,7 +221,7 @@ def test_ten_million_context_nothing_fits_anywhere_on_the_sweep():
     s = system(context=1e7)
     r = decode_step(s, 64.0, 1e7)
     assert m["Latency per token"] == seconds(float(r.t_step_s))
-    assert len(charts(at)) == 4
+    assert len(charts(at)) == 3
 
 
 @pytest.mark.parametrize("query, name", [({"sx": "garbled"}, "sx"), ({"sx": "3"}, "sx"), ({"su": "max"}, "su")])
@@ -214,7 +230,7 @@ def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     notes = [w.value for w in at.warning]
     assert any(f"'{name}'" in n for n in notes), notes
     assert at.session_state["sx"] == 4 and at.session_state["su"] == "B"
-    assert len(charts(at)) == 4
+    assert len(charts(at)) == 3
 
 
 def test_moving_the_dials_redraws_and_writes_the_url():

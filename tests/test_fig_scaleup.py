@@ -88,6 +88,20 @@ def test_hline_custom_ticks_batch_hover_and_empty_curves():
     assert len(shifts) == 3 and fig.layout.margin.t == 70 + 3 * fig_scaleup.MARK_ROW_PX
 
 
+def test_unlabelled_marks_draw_their_lines_only():
+    """A panel beside one that labels the generations' marks (Scale-up's cost panel) draws their lines alone
+    and keeps base_layout's top margin room for its title only."""
+    args = dict(title="Cost", y_title="cost [$ per million tokens]", unit="$/Mtok", now=(8.0, 1.2, "current"),
+                marks=MARKS)
+    lab = fig_scaleup.sweep_vs_chips(C, [Line("$/Mtok", np.full(C.shape, 1.2), "#222")], **args)
+    bare = fig_scaleup.sweep_vs_chips(C, [Line("$/Mtok", np.full(C.shape, 1.2), "#222")], labelled=False, **args)
+    validate(bare)
+    dotted = [s.x0 for s in bare.layout.shapes if s.line.dash == "dot"]
+    assert dotted == [s.x0 for s in lab.layout.shapes if s.line.dash == "dot"] and len(dotted) == len(MARKS)
+    assert not [a for a in bare.layout.annotations if a.text in {t for _, t in MARKS}]
+    assert bare.layout.margin.t == 70 < lab.layout.margin.t
+
+
 def test_sweep_beyond_576_extends_the_ticks():
     x = np.unique(np.concatenate([C, [1024.0, 2048.0]]))
     fig = fig_scaleup.sweep_vs_chips(x, [Line("a", 1 / x, "#000")], title="t", y_title="y [s]", unit="s",

@@ -53,8 +53,14 @@ def test_titles_become_panel_titles_above_both_top_margins(pair):
     # 1.3 em of a 15.4 px font: 20 px on a desktop, 1.3 × 11 ≈ 14 px on a phone (ui/style.py's notes size)
     assert t1["text"] == '<span style="font-size:1.3em">A</span>' and t2["text"].endswith(">B</span>")
     assert t1["font"]["size"] * 1.3 == pytest.approx(20, abs=0.1)
-    # the larger top margin (110 px) for both; the titles 110 − 36 = 74 px above the plot, over B's margin labels
-    assert lay["margin"]["t"] == 110 and t1["yshift"] == t2["yshift"] == 74
+    # the larger top margin (110 px) for both; both titles 110 − 60 = 50 px higher (base_layout's top margin,
+    # 60 px, is what a title needs), above what B drew in its larger margin
+    assert lay["margin"]["t"] == 110 and (t1["yshift"], t2["yshift"]) == (50, 50)
+    n = lay["meta"][NARROW_META]["layout"]
+    assert n["margin"]["t"] == 110                                        # stacked, the room is kept on top
+    # and between the panels: A's ticks and axis title (≈ 60 px) and B's title, 50 px up and ≈ 26 px tall
+    gap_px = (n["yaxis"]["domain"][0] - n["yaxis2"]["domain"][1]) * (n["height"] - 110 - n["margin"]["b"])
+    assert gap_px >= 50 + 26 + 60
 
 
 def test_the_legend_lists_a_shared_curve_once_and_links_it_on_both_panels(pair):

@@ -71,27 +71,31 @@ def log_ticks(lo: float, hi: float) -> list[float]:
     return [float(f"{t:.3g}") for t in cand if lo <= t <= hi]
 
 
-def chip_marks(spec: Spec, marks: Sequence[tuple[float, str]], x_max: float) -> int:
+def chip_marks(spec: Spec, marks: Sequence[tuple[float, str]], x_max: float, labelled: bool = True) -> int:
     """Dotted vertical lines at the generations' scale-up sizes, labelled above the plot in alternating
     rows (so neighbours on the log axis do not collide); a label at the right edge hangs to its left.
-    Returns the number of label rows used (the caller makes room for them in the top margin)."""
+    Returns the number of label rows used (the caller makes room for them in the top margin).
+    `labelled=False`: the lines alone (a panel beside one that labels them)."""
     shown = sorted((float(x), t) for x, t in marks if 1 <= x <= x_max)
     rows = 2 if len(shown) <= 4 else 3
     for i, (x, text) in enumerate(shown):
         color = DOMAIN_COLOR if "this chip" in text else MARK_COLOR
         spec.vline(x, color=color, dash="dot", width=2)
+        if not labelled:
+            continue
         right = x >= x_max / 1.5
         spec.label(x, 1.0, text, xanchor="right" if right else "center", yanchor="bottom",
                    yshift=4 + MARK_ROW_PX * (i % rows), font={"size": FONT_SIZE - 4, "color": color})
-    return rows if shown else 0
+    return rows if shown and labelled else 0
 
 
 def sweep_vs_chips(chips: np.ndarray, lines: Sequence[Line], *, title: str, y_title: str, unit: str,
                    now: tuple[float, float, str] | None, marks: Sequence[tuple[float, str]] = (),
                    hline: tuple[float, str] | None = None, y_format: str = ".4g",
-                   y_ticks: Sequence[tuple[float, str]] | None = None) -> go.Figure:
+                   y_ticks: Sequence[tuple[float, str]] | None = None, labelled: bool = True) -> go.Figure:
     """Quantities against the scale-up size C (log–log), grey and dashed where weights + KV do not fit,
-    the generations' domain sizes marked, the current C as a red point, an optional horizontal line."""
+    the generations' domain sizes marked (`labelled=False`: their lines only), the current C as a red point,
+    an optional horizontal line."""
     x = np.asarray(chips, float)
     spec = Spec()
     ys: list[np.ndarray] = []
@@ -126,7 +130,7 @@ def sweep_vs_chips(chips: np.ndarray, lines: Sequence[Line], *, title: str, y_ti
                      hovertemplate=f"current C = %{{x:,.0f}}: %{{y:{y_format}}} {unit}<extra></extra>")
         ys.append(np.array([now[1]]))
     x_max = float(x.max())
-    rows = chip_marks(spec, marks, x_max)
+    rows = chip_marks(spec, marks, x_max, labelled)
     ticks = [t for t in CHIP_TICKS if t <= x_max]
     y_ax = axis(y_title)
     rng = _log_range(ys)

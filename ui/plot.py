@@ -313,6 +313,8 @@ NARROW_BELOW_PX = 640                               # narrower than this (a phon
 NARROW_HEIGHT = 1000
 NARROW_Y_DOMAINS = ((0.58, 1.0), (0.0, 0.42))       # first above second: a gap for ticks, axis and panel title
 NARROW_MARGIN = {"l": 70, "r": 20, "t": 50, "b": 190}
+NARROW_GAP_PX = 100                                 # stacked: the first panel's ticks and axis title, a title
+TOP_PX = 60                                         # base_layout's top margin: a panel title needs no more
 
 
 def _ref_to(ref: Any, n: int) -> Any:
@@ -377,11 +379,14 @@ def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None
     shapes = list(l1.get("shapes", ())) + [
         {**s, "xref": _ref_to(s.get("xref", "x"), 2), "yref": _ref_to(s.get("yref", "y"), 2)}
         for s in l2.get("shapes", ())]
-    m = {**l1.get("margin", {}), "t": max(lay.get("margin", {}).get("t", 60) for lay in (l1, l2)), **(margin or {})}
-    lift = max(0, m["t"] - 36)         # a title above anything a figure puts in its top margin
+    tops = [lay.get("margin", {}).get("t", 60) for lay in (l1, l2)]
+    m = {**l1.get("margin", {}), "t": max(tops), **(margin or {})}
     notes = list(l1.get("annotations", ())) + [
         {**a, "xref": _ref_to(a.get("xref", "x"), 2), "yref": _ref_to(a.get("yref", "y"), 2)}
         for a in l2.get("annotations", ())]
+    # The titles above whatever a figure drew in a top margin larger than base_layout's 60 px (labels of marks
+    # above the plot, ui.fig_scaleup.chip_marks), both at one height.
+    lift = max(0, max(tops) - TOP_PX)
     notes += [panel_title_annotation(text, n, yshift=lift) for n, text in enumerate(titles, 1) if text]
     layout = {k: v for k, v in l1.items() if k not in ("title", "shapes", "annotations", "meta")}
     layout.update(
@@ -390,16 +395,21 @@ def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None
         yaxis={**l1.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x"},
         xaxis2={**l2.get("xaxis", {}), "domain": list(PANEL_DOMAINS[1]), "anchor": "y2"},
         yaxis2={**l2.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x2"},
-        meta={PANELS_META: list(titles), NARROW_META: narrow_stack(legend_y)})
+        meta={PANELS_META: list(titles), NARROW_META: narrow_stack(legend_y, top=m["t"], lift=lift)})
     return SpecFigure(data, layout)
 
 
-def narrow_stack(legend_y: float = -0.09) -> dict[str, Any]:
-    """The narrow layout (NARROW_META) of a two-panel figure: the panels one under the other, full width."""
+def narrow_stack(legend_y: float = -0.09, top: int = NARROW_MARGIN["t"], lift: float = 0) -> dict[str, Any]:
+    """The narrow layout (NARROW_META) of a two-panel figure: the panels one under the other, full width,
+    with a top margin of at least `top` px (what the wide figure needs above its first panel) and between
+    them room for the first panel's ticks and axis title and the second's title `lift` px above its plot."""
+    margin = {**NARROW_MARGIN, "t": max(NARROW_MARGIN["t"], top)}
+    plot_px = NARROW_HEIGHT - margin["t"] - margin["b"]
+    gap = max(NARROW_Y_DOMAINS[0][0] - NARROW_Y_DOMAINS[1][1], (lift + NARROW_GAP_PX) / plot_px)
     return {"below_px": NARROW_BELOW_PX, "layout": {
-        "height": NARROW_HEIGHT, "margin": NARROW_MARGIN,
+        "height": NARROW_HEIGHT, "margin": margin,
         "xaxis": {"domain": [0.0, 1.0]}, "xaxis2": {"domain": [0.0, 1.0]},
-        "yaxis": {"domain": list(NARROW_Y_DOMAINS[0])}, "yaxis2": {"domain": list(NARROW_Y_DOMAINS[1])},
+        "yaxis": {"domain": [round((1 + gap) / 2, 4), 1.0]}, "yaxis2": {"domain": [0.0, round((1 - gap) / 2, 4)]},
         "legend": {"y": legend_y},
     }}
 

@@ -19,6 +19,7 @@ from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
 from ui.live_tex import latex
 from ui.metrics import Metric
+from ui.plot import side_by_side
 from ui.section import section
 from ui.view import current_view, page_header
 
@@ -158,40 +159,37 @@ if D in GENERATIONS:
 elif D <= x_max:
     gen_marks.append((float(D), f"this chip's domain {D:,}"))
 now_label = f"current C = {C:g}"
-c1, c2 = st.columns(2)
-with c1:
-    lines = [Line("latency floor W/(C·bw)", cur["t_weights_s"] * 1e3, fig_scaleup.FLOOR_COLOR, dash="dot", width=3),
-             Line(f"latency per token at B = {B:g}", cur["t_step_s"] * 1e3, fig_scaleup.STEP_COLOR, cur["fits"])]
-    if fill:
-        lines.append(Line("at the largest batch that fits", np.where(fill_ok, sweep.t_step_s[1] * 1e3, np.nan),
-                          fig_scaleup.FILL_COLOR, fill_fits, dash="dash", width=3, batch=b_fill))
-    if s.deployment.mfu < 1 or s.deployment.bw_util < 1:      # a realistic efficiency: the ideal too
-        ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), B, T, chips=grid)
-        lines.append(Line("ideal roofline (efficiency 1)", ideal.t_step_s * 1e3, figures.GREY, dash="dot", width=2))
-    fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Latency per token against scale-up size", unit="ms",
+# One figure, two panels (latency, cost; side by side, stacked on a phone): one chart to draw per move, not two.
+lines = [Line("latency floor W/(C·bw)", cur["t_weights_s"] * 1e3, fig_scaleup.FLOOR_COLOR, dash="dot", width=3),
+         Line(f"latency per token at B = {B:g}", cur["t_step_s"] * 1e3, fig_scaleup.STEP_COLOR, cur["fits"])]
+if fill:
+    lines.append(Line("at the largest batch that fits", np.where(fill_ok, sweep.t_step_s[1] * 1e3, np.nan),
+                      fig_scaleup.FILL_COLOR, fill_fits, dash="dash", width=3, batch=b_fill))
+if s.deployment.mfu < 1 or s.deployment.bw_util < 1:      # a realistic efficiency: the ideal too
+    ideal = decode_step(s.with_(mfu=1.0, bw_util=1.0), B, T, chips=grid)
+    lines.append(Line("ideal roofline (efficiency 1)", ideal.t_step_s * 1e3, figures.GREY, dash="dot", width=2))
+latency = fig_scaleup.sweep_vs_chips(grid, lines, title="Latency per token against scale-up size", unit="ms",
                                      y_title="time per token [ms]", now=(C, t_step * 1e3, now_label),
                                      marks=gen_marks)
-    export.chart(fig, key="scaleup_latency")
-    st.caption(f"Latency floor = all weights read once over the domain's bandwidth, W/(C·bw): it halves every time "
-               f"C doubles. Every term of the step scales as 1/C, so the bound ({bound_now}) does not change with "
-               "C; grey: weights + KV do not fit. Communication (MoE all-to-all) is not charged here."
-               + (f" Blue: a full domain read once per step — while memory-bound that is the HBM drain time M/bw = "
-                  f"{seconds(float(hbm_drain_time(M, bw)))} (the lecture's ~20 ms 'train'), whatever C."
-                  if fill else ""))
-with c2:
-    lines = [Line(f"$/Mtok at B = {B:g}", cur["usd_per_mtok"], fig_scaleup.STEP_COLOR, cur["fits"])]
-    if fill:
-        lines.append(Line("at the largest batch that fits", np.where(fill_ok, sweep.usd_per_mtok[1], np.nan),
-                          fig_scaleup.FILL_COLOR, fill_fits, dash="dash", width=3, batch=b_fill))
-    fig = fig_scaleup.sweep_vs_chips(grid, lines, title="Cost per million tokens against scale-up size",
-                                     unit="$/Mtok", y_title="cost [$ per million tokens]",
-                                     now=(C, usd_now, now_label), marks=gen_marks)
-    export.chart(fig, key="scaleup_cost")
-    st.caption("Cost per token = C chips × price × step ÷ B: at a fixed batch C cancels (C× the chips for 1/C "
-               "of the time), so a bigger domain buys speed, not cheaper tokens"
-               + (" — until the extra HBM holds a bigger batch (blue): then the weight fetch is shared by more "
-                  "sequences and tokens get cheaper." if fill else
-                  ". Choose 'largest batch that fits' to see what its extra capacity does."))
+lines = [Line(f"$/Mtok at B = {B:g}", cur["usd_per_mtok"], fig_scaleup.STEP_COLOR, cur["fits"])]
+if fill:
+    lines.append(Line("at the largest batch that fits", np.where(fill_ok, sweep.usd_per_mtok[1], np.nan),
+                      fig_scaleup.FILL_COLOR, fill_fits, dash="dash", width=3, batch=b_fill))
+cost = fig_scaleup.sweep_vs_chips(grid, lines, title="Cost per million tokens against scale-up size",
+                                  unit="$/Mtok", y_title="cost [$ per million tokens]",
+                                  now=(C, usd_now, now_label), marks=gen_marks, labelled=False)
+export.chart(side_by_side(latency, cost), key="scaleup_sweeps")
+st.caption(f"Left (or above): latency floor = all weights read once over the domain's bandwidth, W/(C·bw): it "
+           f"halves every time C doubles. Every term of the step scales as 1/C, so the bound ({bound_now}) does not "
+           "change with C; grey: weights + KV do not fit. Communication (MoE all-to-all) is not charged here."
+           + (f" Blue: a full domain read once per step — while memory-bound that is the HBM drain time M/bw = "
+              f"{seconds(float(hbm_drain_time(M, bw)))} (the lecture's ~20 ms 'train'), whatever C."
+              if fill else "")
+           + " Right (or below): cost per token = C chips × price × step ÷ B: at a fixed batch C cancels (C× the "
+           "chips for 1/C of the time), so a bigger domain buys speed, not cheaper tokens"
+           + (" — until the extra HBM holds a bigger batch (blue): then the weight fetch is shared by more "
+              "sequences and tokens get cheaper." if fill else
+              ". Choose 'largest batch that fits' to see what its extra capacity does."))
 st.caption("Marks: Hopper HGX 8 → Blackwell NVL72 72 → Rubin Ultra 144 packages. 576 counts Rubin Ultra's dies "
            "(4 per package, NVIDIA's 'NVL576'); with a per-package chip preset the domain is 144. A C beyond this "
            f"chip's own domain ({D:,}) is a what-if: the same chip in a bigger domain.")
