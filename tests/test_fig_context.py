@@ -43,6 +43,9 @@ def test_cost_vs_context_curves_floors_marks_and_shading():
     assert "(tokens)" in fig.layout.xaxis.title.text and "[$ per million" in fig.layout.yaxis.title.text
     # the y range covers every curve (log10 of 0.1 … 1e4)
     assert fig.layout.yaxis.range[0] <= -1 and fig.layout.yaxis.range[1] >= np.log10(0.5 + 1e4)
+    # ticks at powers of ten on both axes (1k, 10k … on x): the curves span five decades
+    assert (fig.layout.xaxis.dtick, fig.layout.xaxis.tickformat) == (1, "~s")
+    assert fig.layout.yaxis.dtick == 1
 
 
 def test_cost_vs_context_everything_fits():

@@ -32,7 +32,7 @@ from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 from .dials import CHIP_OPTIONS
 from .fig_kv import mark
 from .figures import GREY, split_fit
-from .plot import FONT_SIZE, Spec, SpecFigure, axis, base_layout, side_by_side
+from .plot import COUNT_DECADES, FONT_SIZE, Spec, SpecFigure, axis, base_layout, decades_if_wide, side_by_side
 from .view import View, assemble
 
 SEP = "_"
@@ -216,8 +216,11 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
         left = hi > lo and (np.log10(x_now) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) > 0.2
         spec.label(x_now, 0.99, now_label, xanchor="right" if left else "left", xshift=-4 if left else 4,
                    yanchor="top", font={"size": FONT_SIZE - 3, "color": "#666"}, bgcolor="rgba(255,255,255,0.7)")
-    spec.layout = base_layout(title, xaxis=axis(x_title, range=[float(np.log10(lo)), float(np.log10(hi))]),
-                              yaxis=axis(y_title))
+    # Ticks at powers of ten where the curves span two decades or more (batch and context always do): fewer
+    # labels to read on a projector and for plotly to draw.
+    spec.layout = base_layout(title, xaxis=axis(x_title, range=[float(np.log10(lo)), float(np.log10(hi))],
+                                                **COUNT_DECADES),
+                              yaxis=axis(y_title, **decades_if_wide(*(c.y for c in curves))))
     return spec.figure()
 
 
