@@ -25,6 +25,11 @@ def prices_app(query: dict[str, str] | None = None):
 
 
 def table(at):
+    """Section 5's table of every preset: it sits in a lazy expander (drawn only while open), so open it."""
+    if not at.session_state["pr_table_open"]:
+        at.session_state["pr_table_open"] = True                  # what a click on the expander does
+        at.run()
+        assert_clean(at)
     return next(d.value for d in at.dataframe if "implied KV [B/token]" in d.value.columns)
 
 
@@ -176,6 +181,25 @@ def test_the_table_names_price_date_source_and_flags():
     assert opus["date"] == "2026-04"
     # The uncertain tier is flagged on the page too, with the preset's note.
     assert any("flagged uncertain" in w.value and "recalled" in w.value for w in at.warning)
+
+
+def test_the_table_of_every_preset_is_drawn_only_while_open_and_follows_the_dials_then():
+    """Section 5's table sits in a lazy expander (ui/lazy.py): closed, a move of the f dial draws no grid
+    (drawn, it re-rendered on every such move: README, table of changes); opened, it reads the dials' values.
+    Its open state is not a dial (not in the URL), and its CSV download is there either way."""
+    at = prices_app(V1)
+    assert not any("implied KV [B/token]" in d.value.columns for d in at.dataframe)
+    assert any(b.label == "Download the table (CSV)" for b in at.get("download_button"))
+    at.slider(key="pr_read").set_value(0.5).run()
+    assert_clean(at)
+    assert not any("implied KV [B/token]" in d.value.columns for d in at.dataframe)
+    df = table(at)
+    assert written(at).get("pr_table_open") is None and written(at)["pr_read"] == "0.5"
+    # implied KV = 2·Na / ((F/bw)·f·T×) at f = 0.5: twice the dense figure, row by row (model.pricing)
+    t = pricing.price_table(OFFERS, 100e9, 600.0, 0.5)
+    assert np.allclose(df["implied KV [B/token]"], t.implied_kv_bytes_per_token, equal_nan=True)
+    dense = pricing.price_table(OFFERS, 100e9, 600.0, 1.0).implied_kv_bytes_per_token
+    assert np.allclose(t.implied_kv_bytes_per_token, 2 * dense, equal_nan=True)
 
 
 def test_the_sidebar_chips_flop_per_byte_is_shown_for_scale():

@@ -18,6 +18,7 @@ from ui import export, fig_prices, metrics, tables
 from ui.dials import choice_dial, number_dial, page_dial
 from ui.equations import params, tex_int
 from ui.format import bytes_, number, tokens, usd
+from ui.lazy import lazy_expander
 from ui.live_tex import latex
 from ui.metrics import Metric
 from ui.section import section
@@ -33,6 +34,7 @@ DH_OPTIONS = [32, 64, 96, 128, 192, 256]
 KVH_OPTIONS = [1, 2, 4, 8, 16, 32, 64, 128]
 KV_DTYPES = list(DTYPE_BYTES)
 CONTEXT_GRID = np.geomspace(1e3, 1e7, 401)
+TABLE_OPEN_KEY = "pr_table_open"     # section 5's table expander: its open state, session only, never in the URL
 LECTURE_KV = float(pricing.implied_kv_bytes(NA_DEFAULT_B * 1e9, FPB_DEFAULT, 200e3))   # §2.5: 1,667 B/token
 LECTURE_ARCH_KV = float(pricing.kv_bytes_architecture(128, 8, 1, 1.0))                # §2.5: 2,048 B/token
 
@@ -405,44 +407,55 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
 
     # ================================================================ 5. every preset, every reading
     st.header("5 · Every price preset, every reading")
-    rows = []
-    for j, k in enumerate(table.keys):
-        p = offers[k]
-        used = [f"in ${p.input_usd_per_mtok:g}", f"out ${p.output_usd_per_mtok:g}"]
-        if p.cache_read_usd_per_mtok is not None:
-            used.append(f"hit ${p.cache_read_usd_per_mtok:g}")
-        if p.long_context_threshold_tokens is not None:
-            lc = [f"${v:g}" for v in (p.long_context_input_usd_per_mtok, p.long_context_output_usd_per_mtok)
-                  if v is not None]
-            used.append(f">{tokens(p.long_context_threshold_tokens)}: " + " / ".join(lc))
-        if p.fast_output_usd_per_mtok is not None:
-            used.append(f"fast out ${p.fast_output_usd_per_mtok:g}")
-        rows.append({
-            "model": label(p), "provider": p.provider, "date": p.meta["input_usd_per_mtok"].date,
-            "prices used [$/Mtok]": ", ".join(used),
-            "out ÷ in [×]": table.output_input_ratio[j],
-            "decode ÷ prefill MFU": table.decode_efficiency[j],
-            "in ÷ cache hit [×]": table.cache_discount[j],
-            "tier from [tokens]": table.long_context_threshold_tokens[j],
-            "tier in / out jump [×]": (f"{table.long_input_jump[j]:.3g} / {table.long_output_jump[j]:.3g}"
-                                       if np.isfinite(table.long_input_jump[j]) else ""),
-            "implied KV [B/token]": table.implied_kv_bytes_per_token[j],
-            "fast price [×]": table.fast_price_multiple[j],
-            "uncertain": ", ".join(table.uncertain[j]) or "",
-            "source": short_source(p.meta["input_usd_per_mtok"].source),
-        })
-    tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
-                     column_config={"out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
-                                    "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
-                                    "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
-                                    "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
-                                    "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
-                                    "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
+
+    def table_rows() -> list[dict]:
+        rows = []
+        for j, k in enumerate(table.keys):
+            p = offers[k]
+            used = [f"in ${p.input_usd_per_mtok:g}", f"out ${p.output_usd_per_mtok:g}"]
+            if p.cache_read_usd_per_mtok is not None:
+                used.append(f"hit ${p.cache_read_usd_per_mtok:g}")
+            if p.long_context_threshold_tokens is not None:
+                lc = [f"${v:g}" for v in (p.long_context_input_usd_per_mtok, p.long_context_output_usd_per_mtok)
+                      if v is not None]
+                used.append(f">{tokens(p.long_context_threshold_tokens)}: " + " / ".join(lc))
+            if p.fast_output_usd_per_mtok is not None:
+                used.append(f"fast out ${p.fast_output_usd_per_mtok:g}")
+            rows.append({
+                "model": label(p), "provider": p.provider, "date": p.meta["input_usd_per_mtok"].date,
+                "prices used [$/Mtok]": ", ".join(used),
+                "out ÷ in [×]": table.output_input_ratio[j],
+                "decode ÷ prefill MFU": table.decode_efficiency[j],
+                "in ÷ cache hit [×]": table.cache_discount[j],
+                "tier from [tokens]": table.long_context_threshold_tokens[j],
+                "tier in / out jump [×]": (f"{table.long_input_jump[j]:.3g} / {table.long_output_jump[j]:.3g}"
+                                           if np.isfinite(table.long_input_jump[j]) else ""),
+                "implied KV [B/token]": table.implied_kv_bytes_per_token[j],
+                "fast price [×]": table.fast_price_multiple[j],
+                "uncertain": ", ".join(table.uncertain[j]) or "",
+                "source": short_source(p.meta["input_usd_per_mtok"].source),
+            })
+        return rows
+
+    # A lazy expander (ui/lazy.py): the table is drawn only while open.  Drawn, its grid (one row per preset,
+    # 14 columns; the implied KV column follows the f, Na and F/bw dials) re-rendered on every move of those
+    # dials: bench/profile_move.py, the f dial, 3 rounds of 12 moves, last chart p50 120 → 109 ms without it.
+    with lazy_expander(f"The table: {len(table.keys)} price presets, every reading", key=TABLE_OPEN_KEY) as is_open:
+        if is_open:
+            rows = table_rows()
+            tables.dataframe(rows, key="prices_table", height=35 * (len(rows) + 1) + 3,
+                             column_config={
+                                 "out ÷ in [×]": st.column_config.NumberColumn(format="%.3g"),
+                                 "decode ÷ prefill MFU": st.column_config.NumberColumn(format="percent"),
+                                 "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
+                                 "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
+                                 "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
+                                 "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
     st.caption(f"One row per price preset (presets/prices.yaml), at its date and source. Implied KV uses the dials: "
                f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
                "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
                "relying on a price.")
-    st.download_button("Download the table (CSV)", lambda: pd.DataFrame(rows).to_csv(index=False),
+    st.download_button("Download the table (CSV)", lambda: pd.DataFrame(table_rows()).to_csv(index=False),
                        file_name="prices_decoded.csv",
                        mime="text/csv", on_click="ignore", key="prices_csv")
 
