@@ -32,6 +32,8 @@ def test_columns_of_numpy_arrays_and_an_untypable_column_falls_back_to_pandas():
 
 def test_the_prices_table_reads_back_as_before():
     at = app(page="prices")
+    at.session_state["pr_table_open"] = True       # section 5's table sits in a lazy expander: open it
+    at.run()
     assert_clean(at)
     df = next(d.value for d in at.dataframe if "implied KV [B/token]" in d.value.columns)
     assert len(df) >= 5 and df["model"].map(type).eq(str).all()
