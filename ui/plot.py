@@ -414,18 +414,13 @@ def narrow_stack(legend_y: float = -0.09, top: int = NARROW_MARGIN["t"], lift: f
     }}
 
 
-def panel_count(layout: Any) -> int:
-    """How many panels a figure's layout has (1 unless it carries PANELS_META)."""
-    meta = layout.get("meta") if isinstance(layout, dict) else getattr(layout, "meta", None)
-    return len(meta[PANELS_META]) if isinstance(meta, dict) and PANELS_META in meta else 1
-
-
 def panels(data: list[dict[str, Any]], layout: dict[str, Any]) -> list[tuple[list[dict[str, Any]], dict[str, Any]]]:
     """A figure of panels (dicts) as one (data, layout) per panel, each on axes x/y with its panel's title;
     a figure without PANELS_META as itself."""
     meta = layout.get("meta")
     if not (isinstance(meta, dict) and PANELS_META in meta):
         return [(data, layout)]
+
     def home(d: dict[str, Any]) -> dict[str, Any]:
         return {**d, **{k: _ref_to_one(d[k]) for k in ("xref", "yref") if k in d}}
 
