@@ -166,6 +166,10 @@ def test_roofline_decode_mfu_is_the_sidebar_system():
     assert metrics(at)["Roofline decode MFU (sidebar)"] == f"{100 * float(r.t_matmul_s / r.t_step_s):.3g} %"
 
 
+def opus_source(df) -> str:
+    return df[df["model"] == "Claude Opus 4.6"].iloc[0]["source"]
+
+
 def test_the_table_names_price_date_source_and_flags():
     at = prices_app(V1)
     df = table(at)
@@ -173,7 +177,12 @@ def test_the_table_names_price_date_source_and_flags():
     assert len(df) == len(OFFERS) == len(t)
     assert np.allclose(df["out ÷ in [×]"], t.output_input_ratio)
     assert np.allclose(df["in ÷ cache hit [×]"], t.cache_discount, equal_nan=True)
-    assert (df["date"].str.len() > 0).all() and (df["source"].str.len() > 0).all()
+    assert (df["date"].str.len() > 0).all()
+    # each row's source is the first web address of its input price's source (presets/prices.yaml): one to follow
+    assert df["source"].str.match(r"https?://\S+$").all()
+    assert opus_source(df) == "https://platform.claude.com/docs/en/about-claude/pricing"
+    # and the captions name their publishers without the source strings' trailing commas ("Anthropic,, …")
+    assert not any(",," in m.value or ",)" in m.value for m in at.markdown)
     assert df["prices used [$/Mtok]"].str.startswith("in $").all()
     opus = df[df["model"] == "Claude Opus 4.6"].iloc[0]
     assert "kv" in opus["uncertain"] and opus["prices used [$/Mtok]"] == \

@@ -8,6 +8,8 @@ KV back is ~10× cheaper than recomputing it (§2.7); fast-mode multiples → ba
 Every figure names the price preset it came from, the preset's date and source, and the dials.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -64,9 +66,16 @@ page_dial(number_dial("pr_read", 0.01, 1, 1.0, PAGE))
 
 
 def short_source(src: str) -> str:
-    """The first address of a source string (what a caption can hold)."""
+    """Who a source string cites, for a caption: its text up to the first " (", ";" or " '", without the
+    comma that follows a publisher's name there ("Anthropic, 'Pricing' (…): https://…" → "Anthropic")."""
     cut = min((i for i in (src.find(" ("), src.find(";"), src.find(" '")) if i > 0), default=len(src))
-    return src[:cut].strip()
+    return src[:cut].strip().rstrip(",;:").strip()
+
+
+def source_address(src: str) -> str:
+    """The first web address in a source string (one a reader can follow), else its short form."""
+    m = re.search(r"https?://[^\s,;)]+", src)
+    return m.group(0).rstrip(".") if m else short_source(src)
 
 
 def md(text: str) -> str:
@@ -433,7 +442,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
                 "implied KV [B/token]": table.implied_kv_bytes_per_token[j],
                 "fast price [×]": table.fast_price_multiple[j],
                 "uncertain": ", ".join(table.uncertain[j]) or "",
-                "source": short_source(p.meta["input_usd_per_mtok"].source),
+                "source": source_address(p.meta["input_usd_per_mtok"].source),
             })
         return rows
 
@@ -450,7 +459,8 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
                                  "in ÷ cache hit [×]": st.column_config.NumberColumn(format="%.3g"),
                                  "tier from [tokens]": st.column_config.NumberColumn(format="%d"),
                                  "implied KV [B/token]": st.column_config.NumberColumn(format="%.4g"),
-                                 "fast price [×]": st.column_config.NumberColumn(format="%.3g")})
+                                 "fast price [×]": st.column_config.NumberColumn(format="%.3g"),
+                                 "source": st.column_config.LinkColumn()})
     st.caption(f"One row per price preset (presets/prices.yaml), at its date and source. Implied KV uses the dials: "
                f"Na = {number(Na)}, F/bw = {fpb:g} FLOP/B, f = {f_read:g}. 'uncertain' names the readings that rest on "
                "a figure the presets flag as uncertain (decode, cache, kv, jump, fast). Check the vendor's page before "
