@@ -21,7 +21,7 @@ import streamlit as st
 
 from . import live_chart
 from .figures import PLOTLY_CONFIG
-from .plot import NOW_META, PANELS_META, ROOM_META, as_plotly
+from .plot import NOW_META, PANELS_META, ROOM_META, as_plotly, panel_of
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
@@ -77,9 +77,7 @@ def panel_titles(fig: go.Figure) -> list[str]:
 
 def _chart(titles: list[str], xref: Any) -> str:
     """The title of the panel an x axis reference ("x", "x2 domain" …; None is "x") belongs to."""
-    head = xref.split()[0] if isinstance(xref, str) else "x"
-    n = int(head[1:] or 1) if head.startswith("x") else 1
-    return titles[min(n, len(titles)) - 1]
+    return titles[min(panel_of(xref), len(titles)) - 1]
 
 
 def figure_frame(fig: go.Figure) -> pd.DataFrame:

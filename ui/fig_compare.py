@@ -211,11 +211,12 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
                      line={"width": 3, "color": GREY, "dash": "dot"})
     if lo <= x_now <= hi:
         spec.vline(x_now, color=GREY, dash="solid", width=2, layer="below")
-    if labelled and lo <= x_now <= hi:
-        # At the top, left of the line (the marks' labels sit right of theirs), unless that is off the plot.
-        left = hi > lo and (np.log10(x_now) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) > 0.2
-        spec.label(x_now, 0.99, now_label, xanchor="right" if left else "left", xshift=-4 if left else 4,
-                   yanchor="top", font={"size": FONT_SIZE - 3, "color": "#666"}, bgcolor="rgba(255,255,255,0.7)")
+        if labelled:
+            # At the top, left of the line (the marks' labels sit right of theirs), unless that is off the plot.
+            left = hi > lo and (np.log10(x_now) - np.log10(lo)) / (np.log10(hi) - np.log10(lo)) > 0.2
+            spec.label(x_now, 0.99, now_label, xanchor="right" if left else "left", xshift=-4 if left else 4,
+                       yanchor="top", font={"size": FONT_SIZE - 3, "color": "#666"},
+                       bgcolor="rgba(255,255,255,0.7)")
     # Ticks at powers of ten where the curves span two decades or more (batch and context always do): fewer
     # labels to read on a projector and for plotly to draw.
     spec.layout = base_layout(title, xaxis=axis(x_title, range=[float(np.log10(lo)), float(np.log10(hi))],

@@ -327,8 +327,8 @@ def _ref_to(ref: Any, n: int) -> Any:
     return f"{head}{'' if n == 1 else n}" + (f" {rest}" if rest else "")
 
 
-def _ref_panel(ref: Any) -> int:
-    """The panel of an axis reference: "x2 domain" → 2, "x" → 1."""
+def panel_of(ref: Any) -> int:
+    """The panel of an axis reference: "x2 domain" → 2, "x" or None → 1."""
     head = ref.partition(" ")[0] if isinstance(ref, str) else "x"
     return int(head[1:] or 1) if head[:1] in ("x", "y") else 1
 
@@ -354,8 +354,7 @@ def panel_title_annotation(text: str, n: int, *, yshift: float = 0) -> dict[str,
             "font": {"size": round((FONT_SIZE + 3) / TITLE_EM, 1), "color": "#222"}}
 
 
-def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None, height: int = 560,
-                 margin: dict[str, int] | None = None, legend_y: float = -0.09) -> SpecFigure:
+def side_by_side(left: Any, right: Any, *, height: int = 560) -> SpecFigure:
     """Two one-panel figures (Spec figures on axes x/y) as one figure of two panels, side by side, with
     the narrow layout (NARROW_META) that stacks them, first above second, on a phone.
 
@@ -363,10 +362,10 @@ def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None
     bench/profile_move.py, last chart p50 0.88–0.93 of two figures).  The right panel's traces whose
     legend entry (legend group, else name) the left panel already shows keep out of the legend and join
     the left's legend group, so the legend lists each once and a click hides the curve on both panels.
-    Each figure's title becomes its panel's title (`titles` overrides them); the layout is the left's
+    Each figure's title becomes its panel's title; the layout is the left's
     (hover mode, fonts, legend) with both figures' axes and the larger top margin."""
     (d1, l1), (d2, l2) = figure_dicts(left), figure_dicts(right)
-    titles = titles or tuple(((lay.get("title") or {}).get("text") or "") for lay in (l1, l2))
+    titles = [((lay.get("title") or {}).get("text") or "") for lay in (l1, l2)]
     data = [dict(t) for t in d1]
     shown = {_legend_key(t): t for t in data if t.get("showlegend", True) is not False and _legend_key(t)}
     for t in d2:
@@ -380,7 +379,7 @@ def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None
         {**s, "xref": _ref_to(s.get("xref", "x"), 2), "yref": _ref_to(s.get("yref", "y"), 2)}
         for s in l2.get("shapes", ())]
     tops = [lay.get("margin", {}).get("t", 60) for lay in (l1, l2)]
-    m = {**l1.get("margin", {}), "t": max(tops), **(margin or {})}
+    m = {**l1.get("margin", {}), "t": max(tops)}
     notes = list(l1.get("annotations", ())) + [
         {**a, "xref": _ref_to(a.get("xref", "x"), 2), "yref": _ref_to(a.get("yref", "y"), 2)}
         for a in l2.get("annotations", ())]
@@ -395,7 +394,7 @@ def side_by_side(left: Any, right: Any, *, titles: tuple[str, str] | None = None
         yaxis={**l1.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x"},
         xaxis2={**l2.get("xaxis", {}), "domain": list(PANEL_DOMAINS[1]), "anchor": "y2"},
         yaxis2={**l2.get("yaxis", {}), "domain": [0.0, 1.0], "anchor": "x2"},
-        meta={PANELS_META: list(titles), NARROW_META: narrow_stack(legend_y, top=m["t"], lift=lift)})
+        meta={PANELS_META: titles, NARROW_META: narrow_stack(top=m["t"], lift=lift)})
     return SpecFigure(data, layout)
 
 
@@ -427,10 +426,10 @@ def panels(data: list[dict[str, Any]], layout: dict[str, Any]) -> list[tuple[lis
     out = []
     for n, title in enumerate(meta[PANELS_META], 1):
         ts = [{k: v for k, v in t.items() if k not in ("xaxis", "yaxis")} for t in data
-              if _ref_panel(t.get("xaxis", "x")) == n]
-        sh = [home(s) for s in layout.get("shapes", ()) if _ref_panel(s.get("xref", "x")) == n]
+              if panel_of(t.get("xaxis", "x")) == n]
+        sh = [home(s) for s in layout.get("shapes", ()) if panel_of(s.get("xref", "x")) == n]
         an = [home(a) for a in layout.get("annotations", ())
-              if _ref_panel(a.get("xref", "x")) == n and a.get("name") != PANEL_TITLE]
+              if panel_of(a.get("xref", "x")) == n and a.get("name") != PANEL_TITLE]
         s = "" if n == 1 else str(n)
         lay = {k: v for k, v in layout.items() if not k.startswith(("xaxis", "yaxis"))
                and k not in ("shapes", "annotations", "meta")}
