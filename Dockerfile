@@ -4,7 +4,7 @@
 #   docker run --rm -p 8501:8501 roofline          # then open http://localhost:8501
 #
 # The same Python as the test suite (3.11); runtime dependencies exactly as requirements.txt
-# (what Streamlit Community Cloud installs too).  tests/test_deploy.py lints this file with
+# (what Streamlit Community Cloud installs too).  tests/deploy/test_deploy.py lints this file with
 # hadolint and starts the app the way ENTRYPOINT below does, then polls the HEALTHCHECK.
 FROM python:3.11-slim-bookworm
 
@@ -25,7 +25,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# KaTeX (with its fonts) for the offline deck's equations (ui/deck.py; the Walkthrough's Download deck).
+# KaTeX (with its fonts) for the offline deck's equations (ui/present/deck.py; the Walkthrough's Download deck).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libjs-katex=0.16.4+~cs6.1.0-1 \
     && rm -rf /var/lib/apt/lists/*

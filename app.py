@@ -10,12 +10,14 @@ import os
 
 import streamlit as st
 
-from ui import coalesce, dials, gc_tuning, section, style
-from ui.view import render_sidebar
+from ui.elements import section, style
+from ui.runtime import coalesce, gc_tuning
+from ui.state import dials
+from ui.state.view import render_sidebar
 
-coalesce.install()        # one event-loop wake-up per burst of messages (ui/coalesce.py)
+coalesce.install()        # one event-loop wake-up per burst of messages (ui/runtime/coalesce.py)
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
-style.inject()            # the one stylesheet (ui/style.py): phones and projectors
+style.inject()            # the one stylesheet (ui/elements/style.py): phones and projectors
 
 BATCH = st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch")
 
@@ -32,12 +34,12 @@ PAGES = {
         BATCH,
         st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
         st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
-        st.Page("views/context_limits.py", title="Context limits: why context stalled", url_path="context"),
+        st.Page("views/context.py", title="Context limits: why context stalled", url_path="context"),
     ],
     "Cluster": [
         st.Page("views/scale_up.py", title="Scale-up domain: bigger racks buy bandwidth", url_path="scale-up"),
-        st.Page("views/moe_layout.py", title="MoE layout across the rack", url_path="moe"),
-        st.Page("views/pipelining.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
+        st.Page("views/moe.py", title="MoE layout across the rack", url_path="moe"),
+        st.Page("views/pipeline.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
     ],
     "Economics": [
         st.Page("views/prices.py", title="Prices decoded: what API prices reveal", url_path="prices"),
@@ -60,7 +62,7 @@ SHELL = os.environ.get("ROOFLINE_SHELL") != "0"
 dial_box = st.sidebar.container() if SHELL else None
 if not SHELL:
     render_sidebar()      # a sidebar dial reruns the whole app: new View, then the page
-# Test hook (tests/test_browser_fragment.py): count full runs, shell runs and page-fragment runs on screen.
+# Test hook (tests/browser/test_fragment.py): count full runs, shell runs and page-fragment runs on screen.
 TRACE_RUNS = os.environ.get("ROOFLINE_TRACE_RUNS") == "1"
 
 
@@ -75,7 +77,7 @@ _count_run("full", st.sidebar)
 
 def sync_url(write_url: bool = True) -> None:
     """The URL write-back and the sidebar's share link: after the page, or after a section of it that
-    reran alone (ui/section.py; in a page run a section only refreshes the box)."""
+    reran alone (ui/elements/section.py; in a page run a section only refreshes the box)."""
     if write_url:
         dials.write_url()
     share.code(dials.share_link(), language=None)
@@ -92,10 +94,10 @@ def page_body() -> None:
     notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
     # StreamlitPage.run() allows one call per run of app.py; a fragment rerun runs the page once more
     # without app.py, so re-arm it (Streamlit 1.67 keeps that flag in `_can_be_called`;
-    # tests/test_browser_fragment.py fails if a later version changes this).
+    # tests/browser/test_fragment.py fails if a later version changes this).
     page._can_be_called = True
     try:
-        with section.page_running(after_section=sync_url):    # ui/section.py: a part that reruns alone
+        with section.page_running(after_section=sync_url):    # ui/elements/section.py: a part that reruns alone
             page.run()
     except Exception as exc:  # never a traceback in front of a user; the dials stay usable
         logging.getLogger("roofline").exception("page failed")
@@ -105,7 +107,7 @@ def page_body() -> None:
     with notice_box:
         dials.show_notices()
     sync_url()
-    gc_tuning.freeze_new_imports()   # after a run that imported modules: see ui/gc_tuning.py
+    gc_tuning.freeze_new_imports()   # after a run that imported modules: see ui/runtime/gc_tuning.py
 
 
 with st.sidebar:

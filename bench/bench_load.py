@@ -66,10 +66,10 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.protocol import State
 
 from bench.stats import pct, verdict
-from tests.browser import free_port, health, stop_process_group, streamlit_process
-from ui.live_chart import chart_protos
+from tests.browser.helpers import free_port, health, stop_process_group, streamlit_process
+from ui.elements.live_chart import chart_protos
 
-__all__ = ["Client", "free_port", "health", "stop_process_group", "streamlit_server"]   # tests/test_deploy.py
+__all__ = ["Client", "free_port", "health", "stop_process_group", "streamlit_server"]   # tests/deploy/test_deploy.py
 
 ROOT = Path(__file__).resolve().parents[1]
 SLIDERS = ("Batch", "Context")       # sidebar select_sliders on every page of the app
@@ -110,7 +110,7 @@ class Server:
 
 @contextlib.contextmanager
 def streamlit_server(app: Path, cwd: Path, ttl_s: float = 120.0, port: int | None = None) -> Iterator[Server]:
-    """tests/browser.py's server, with closed sessions dropped after `ttl_s` (so memory can be compared)."""
+    """tests/browser/helpers.py's server, with closed sessions dropped after `ttl_s` (so memory can be compared)."""
     with streamlit_process(app, cwd, port, extra_args=("--server.disconnectedSessionTTL", f"{ttl_s:g}")) as (url, p):
         yield Server(url, p)
 

@@ -13,7 +13,7 @@ st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. sto
     page's DOM, no shadow root or iframe);
   * keypress → LAST chart finished: the last such mutation once the script run has ended and no chart
     has changed for 300 ms (every chart on the page settled).  A chart off screen holds its new figure
-    until it is scrolled to (ui/live_chart/index.js), so "last" is the last chart in view, and the
+    until it is scrolled to (ui/elements/live_chart/index.js), so "last" is the last chart in view, and the
     table counts the charts held ("held off screen"); `--chart-off defer` times every chart instead;
   * p50 and p95 of both, and each page's p50 / the baseline's p50;
   * server CPU per rerun: the server process's user + system CPU time (/proc/<pid>/stat) over the
@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from bench.stats import pct, verdict
-from tests.browser import (
+from tests.browser.helpers import (
     ROOT,
     VIEWPORT,
     arm_plot_observer,
@@ -126,7 +126,7 @@ MAIN_PLOTS = '[data-testid="stMain"] .js-plotly-plot'   # the main area's charts
 # graph div (__liveDraws); st.plotly_chart (ROOFLINE_CHART=plotly) keeps no count (-1: not counted).
 DRAW_COUNTS_JS = f"""() => [...document.querySelectorAll('{MAIN_PLOTS}')]
     .map(gd => gd.__liveDraws === undefined ? -1 : gd.__liveDraws)"""
-# Charts off screen hold a move's figure until scrolled to (ui/live_chart/index.js): not timed, counted.
+# Charts off screen hold a move's figure until scrolled to (ui/elements/live_chart/index.js): not timed, counted.
 HELD_JS = f"() => [...document.querySelectorAll('{MAIN_PLOTS}')].filter(gd => gd.__liveDeferred).length"
 
 
@@ -253,7 +253,7 @@ def main() -> int:
     ap.add_argument("--chart-off", default="", metavar="SWITCHES",
                     help="turn savings of the chart element off in the app's pages, e.g. 'defer' (every "
                          "chart redraws on a move, off screen too) or 'defer+reuse' (OFF_SWITCHES in "
-                         "ui/live_chart/index.js)")
+                         "ui/elements/live_chart/index.js)")
     ap.add_argument("--compare-off", default="", metavar="SWITCHES",
                     help="also time each page with these savings off (on top of --chart-off), in the same "
                          "rounds: e.g. 'defer' for every chart redrawn against only those in view")

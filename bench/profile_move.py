@@ -48,7 +48,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 from bench.bench_ui import cpu_seconds
 from bench.stats import pct
-from tests.browser import ROOT, VIEWPORT, arm_plot_observer, chromium, open_app, press_and_time_all, streamlit_process
+from tests.browser.helpers import (
+    ROOT,
+    VIEWPORT,
+    arm_plot_observer,
+    chromium,
+    open_app,
+    press_and_time_all,
+    streamlit_process,
+)
 
 TRACE_CATEGORIES = "devtools.timeline,disabled-by-default-devtools.timeline,v8.execute,blink.user_timing"
 

@@ -14,7 +14,7 @@ replica UP, and then supervises: a replica that exits is started again (haproxy 
 meanwhile and takes it back once its health check passes).  Ctrl-C or SIGTERM stops haproxy, then every
 replica (SIGTERM to each process group, SIGKILL after a grace period).
 
-Also a library for tests/test_haproxy.py and bench/bench_load.py: `replicas(...)`, `balancer(...)`,
+Also a library for tests/deploy/test_haproxy.py and bench/bench_load.py: `replicas(...)`, `balancer(...)`,
 `cluster(...)` context managers, `Replica.kill()` and `Balancer.servers()` (haproxy's own view).
 """
 

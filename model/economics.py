@@ -86,7 +86,7 @@ def fast_mode_batches(system: System, speedup: float, price_multiple: float,
     # Every term of the step is linear in B (matmul, attention, KV) or constant (weights, hops), so
     # one step at B = 1 gives the per-sequence terms and the ratio needs only `combine` on them: the
     # same step time as _decode_step's, operation for operation, without its other outputs (cost,
-    # HBM, bound labels) on every probe (tests/test_economics.py checks it against decode_step).
+    # HBM, bound labels) on every probe (tests/model/test_economics.py checks it against decode_step).
     unit = _decode_step(system, np.ones(1), np.asarray(context, float),
                         np.asarray(system.deployment.chips, float), 0.0)
     mm, at, w, kv, hop = (float(x[0]) for x in (unit.t_matmul_s, unit.t_attn_s, unit.t_weights_s,

@@ -4,20 +4,22 @@ import numpy as np
 import streamlit as st
 
 from model import decode_step, system_balance_batch
-from ui import export, figures, metrics
-from ui.dials import BATCH_OPTIONS
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import params, tex_int, tex_num
+from ui.figures import batch as figures
 from ui.format import bytes_, number, seconds, usd
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state.dials import BATCH_OPTIONS
+from ui.state.view import current_view, page_header
+from views import heading
 
 view = current_view()
 s, B, T = view.system, view.batch, view.context
 C, F, bw = view.chips, s.flops, s.hbm_bandwidth
 price = s.hardware.price_usd_per_hour
 
-page_header("Why tokens cost what they cost", view)
+page_header(heading("batch"), view)
 
 # One vectorised call per chart: the whole batch sweep, then the current point.
 grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [B]]))  # 6 points per octave

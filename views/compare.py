@@ -3,7 +3,7 @@
 §1.1/§2.5 the KV term; video 00:00:00, https://youtu.be/xmkSf5IS-zw).
 
 Config 1 follows the sidebar unless pinned; configs 2 and 3 are chosen here.  Each pinned one is a
-single URL parameter, `cmp_1` … `cmp_3` (the code is documented in ui/fig_compare.py).  All of them
+single URL parameter, `cmp_1` … `cmp_3` (the code is documented in ui/figures/compare.py).  All of them
 use the sidebar's batch, context, roofline mode and efficiencies, so the charts compare like with like.
 """
 
@@ -16,14 +16,17 @@ import streamlit as st
 from model import context_never_compute_bound, decode_step, max_batch_that_fits, presets, system_balance_batch
 from model.roofline import weight_fetch_time
 from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
-from ui import dials, export, fig_compare
-from ui.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
+from ui.elements import export
+from ui.elements.lazy import lazy_expander
+from ui.elements.live_tex import latex
 from ui.equations import tex_int, tex_num
-from ui.fig_compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
+from ui.figures import compare as fig_compare
+from ui.figures.compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
 from ui.format import number, seconds, tokens, usd
-from ui.lazy import lazy_expander
-from ui.live_tex import latex
-from ui.view import current_view, page_header
+from ui.state import dials
+from ui.state.dials import BATCH_OPTIONS, CHIP_MARKS, CHIP_OPTIONS, CONTEXT_OPTIONS
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("compare",)
 T_MIN, T_MAX = 512.0, 10_000_000.0            # the context chart: the sidebar's context options and a margin
@@ -34,13 +37,13 @@ view = current_view()
 B, T = view.batch, view.context
 dep = view.system.deployment
 
-page_header("Compare configurations", view)
+page_header(heading("compare"), view)
 
 
 # ---------------------------------------------------------------- page dials: one URL parameter per pinned config
 # Three chip generations on the sidebar's model at the defaults: Hopper (H200, one 8-GPU box), the
 # sidebar's Blackwell rack (config 1), Vera Rubin NVL72.  Links made before these defaults had no
-# pinned configs (ui/dials.py LEGACY_DEFAULTS).
+# pinned configs (ui/state/dials.py LEGACY_DEFAULTS).
 DEFAULT_PINS = {2: "h200_deepseek-v3_fp8_fp8_fp8_8", 3: "vera-rubin_deepseek-v3_fp8_fp8_fp8_72"}
 NONE_CODE = "none"      # a slot switched off where the default pins one
 
@@ -166,7 +169,7 @@ for i in SLOTS:
             ss[f"cmp_{i}"] = cfg
             views[i] = fig_compare.view_for(cfg, B, T, mfu=dep.mfu, bw_util=dep.bw_util, mode=dep.mode)
             st.markdown(summary(views[i]))
-            # The editors are drawn only while open (ui/lazy.py): eleven widgets fewer per sidebar move.  A
+            # The editors are drawn only while open (ui/elements/lazy.py): eleven widgets fewer per sidebar move.  A
             # config just switched on (a copy of config 1, not yet in the link) starts open; that start is
             # set in the session, as `expanded=` would change the widget's identity, and its state, with the link.
             ss.setdefault(f"cmp{i}_edit", code is None)

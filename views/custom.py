@@ -2,7 +2,7 @@
 
 Start from any preset, change any figure (unit-labelled, range-checked by the spec itself),
 then use it in the sidebar: the chip/model becomes "Custom" everywhere and the link carries it
-compactly (ui/custom.py: `xhw=h100~bw:4e12`, a preset plus the fields that differ). Download it
+compactly (ui/state/custom.py: `xhw=h100~bw:4e12`, a preset plus the fields that differ). Download it
 as a preset file (schema roofline-presets/1, YAML or JSON); upload such a file — parsed safely
 (yaml.safe_load, size-capped, never executed) with one message per problem.
 """
@@ -15,9 +15,10 @@ import streamlit as st
 
 from model import presets
 from model.presets import MAX_FILE_BYTES, PresetError
-from ui import custom, dials
 from ui.format import number
-from ui.view import current_view, page_header
+from ui.state import custom, dials
+from ui.state.view import current_view, page_header
+from views import heading
 
 # Display scale of each numeric field: (factor from SI, unit shown).  Others are shown as stored.
 SCALE = {
@@ -47,7 +48,7 @@ URL_KEY = {"hardware": "xhw", "model": "xm"}
 ss = st.session_state
 
 view = current_view()
-page_header("Custom chips and models", view)
+page_header(heading("custom"), view)
 st.markdown("Start from a preset, change any figure, and **use it**: the sidebar's chip or model becomes "
             "*Custom* on every page, and the address bar carries it, so a shared link shows the same charts. "
             "Or download it as a preset file, and upload one (YAML or JSON, "

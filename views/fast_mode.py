@@ -10,15 +10,17 @@ import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits, presets, system_balance_batch
 from model.economics import fast_mode_batches, fast_mode_forward
-from ui import dials, export, metrics, tables
-from ui.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
+from ui.elements import export, metrics, tables
+from ui.elements.lazy import lazy_expander
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import params, tex_num
-from ui.fig_fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
+from ui.figures.fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
 from ui.format import bytes_, number, seconds, tokens, usd
-from ui.lazy import lazy_expander
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state import dials
+from ui.state.dials import BATCH_OPTIONS, choice_dial, number_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("fast-mode",)
 DEFAULT_OFFER = "claude-opus-4.6"   # the lecture's "6× the price for 2.5× the speed" (§2.4)
@@ -28,7 +30,7 @@ s, T, C = view.system, view.context, view.chips
 F, bw = s.flops, s.hbm_bandwidth
 mode = s.deployment.mode
 
-page_header("Fast mode: buying speed with price", view)
+page_header(heading("fast-mode"), view)
 
 # ---------------------------------------------------------------- the page's dials (URL-backed)
 offers = {k: p for k, p in presets.price_presets().items()
@@ -313,7 +315,7 @@ def _src(p, field):
     return (m.source + (" [uncertain]" if m.uncertain else "")) if m else ""
 
 
-# A lazy expander (ui/lazy.py): a reference table with its sources is drawn only while open, so a dial move
+# A lazy expander (ui/elements/lazy.py): a reference table with its sources is drawn only while open, so a dial move
 # does not redraw it.
 with lazy_expander(f"Fast-mode offers in the price presets ({len(offers)}), with their sources",
                    key=OFFERS_OPEN_KEY) as is_open:

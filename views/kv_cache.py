@@ -6,13 +6,17 @@ import streamlit as st
 from model import KVLayout, context_never_compute_bound, decode_step, kv_crossover_context, presets
 from model.economics import kv_bytes_from_crossover
 from model.specs import DTYPE_BYTES
-from ui import dials, export, fig_kv, figures, metrics
-from ui.dials import CONTEXT_OPTIONS
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import params, tex_int, tex_num
+from ui.figures import batch as figures
+from ui.figures import kv_cache as fig_kv
 from ui.format import bytes_, number, tokens, usd
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state import dials
+from ui.state.dials import CONTEXT_OPTIONS
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("kv-cache",)
 T_MIN, T_MAX = 128.0, 10_000_000.0          # the context range every chart covers
@@ -24,7 +28,7 @@ base, B, T = view.system, view.batch, view.context
 offers = presets.price_presets()
 tier_keys = [k for k, o in offers.items() if o.long_context_threshold_tokens]
 
-page_header("KV cache: why long context costs more", view)
+page_header(heading("kv-cache"), view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 d_sa = dials.page_dial(dials.choice_dial("sa", ["dense", "sqrt"], "dense", PAGE))

@@ -31,14 +31,16 @@ from model.economics import (
     recompute_cost,
     request_with_cache,
 )
-from ui import export, fig_tiers, metrics
-from ui.dials import choice_dial, number_dial, page_dial
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
+from ui.elements.section import section
 from ui.equations import params, tex_int, tex_num
+from ui.figures import memory_tiers as fig_tiers
 from ui.format import bytes_, duration, tokens, usd
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.section import section
-from ui.view import current_view, page_header
+from ui.state.dials import choice_dial, number_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("memory-tiers",)
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"      # 01:32:52, deducing memory costs from API pricing
@@ -49,7 +51,7 @@ OUT_OPTIONS = [100, 300, 1000, 3000, 10000, 30000]
 HOLD_GRID = np.geomspace(1e-3, 1e7, 481)           # 1 ms … 116 days
 HIT_GRID = np.linspace(0.0, 1.0, 101)
 # The curves' hold times, fixed: a Hold-time move leaves the cost chart's curves as they were and moves
-# only its dot (a layout shape, ui/plot.py Spec.now_point), which the chart element redraws alone.
+# only its dot (a layout shape, ui/figures/plot.py Spec.now_point), which the chart element redraws alone.
 CURVE_GRID = np.unique(np.append(HOLD_GRID, [TTL_5M_S, TTL_1H_S]))
 EDITED_NAMES = {"capacity_bytes": "capacity", "bandwidth_bytes_per_s": "bandwidth", "usd_per_hour": "price"}
 MEDIUM_LABELS = {"hbm": "HBM", "dram": "DDR", "flash": "flash", "disk": "disk"}
@@ -86,7 +88,7 @@ s, B, T = view.system, view.batch, view.context
 hw, model = s.hardware, s.model
 ss = st.session_state
 
-page_header("Memory tiers: where a prompt cache lives", view)
+page_header(heading("memory-tiers"), view)
 
 # ---------------------------------------------------------------- the tiers: HBM from the chip, the rest from presets
 preset_tiers = presets.load("tier")
@@ -203,7 +205,7 @@ if unc_price:
 
 @section
 def request_cost(s: System, L: float, B: float, tb: Tier, tier_usd_now: float, hold: float, offer) -> None:
-    """Section 3: its own dials (hit rate, output tokens) rerun only it (ui/section.py); the cheapest tier at
+    """Section 3: its own dials (hit rate, output tokens) rerun only it (ui/elements/section.py); the cheapest tier at
     the hold time and its cost come from section 2."""
     # ------------------------------------------------------------ 3. the hit rate and the cost of a request
     st.subheader("3. What a prefix-cache hit rate does to the cost of a request")
@@ -260,7 +262,7 @@ def request_cost(s: System, L: float, B: float, tb: Tier, tier_usd_now: float, h
 def hold_or_recompute(s: System, B: float, T: float, tiers: list[Tier], kv: float, rec: float,
                       names: list[str]) -> None:
     """Sections 2 and 3: the hold time and the provider's prices feed only these, so moving one reruns
-    them alone (ui/section.py).  What they need of the page above comes in as arguments."""
+    them alone (ui/elements/section.py).  What they need of the page above comes in as arguments."""
     hw, model = s.hardware, s.model
     # ------------------------------------------------------------ 2. hold vs recompute
     st.subheader("2. Hold it, or recompute it?")

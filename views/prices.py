@@ -16,15 +16,17 @@ import streamlit as st
 
 from model import decode_step, presets, pricing
 from model.specs import DTYPE_BYTES
-from ui import export, fig_prices, metrics, tables
-from ui.dials import choice_dial, number_dial, page_dial
+from ui.elements import export, metrics, tables
+from ui.elements.lazy import lazy_expander
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
+from ui.elements.section import section
 from ui.equations import params, tex_int
+from ui.figures import prices as fig_prices
 from ui.format import bytes_, number, tokens, usd
-from ui.lazy import lazy_expander
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.section import section
-from ui.view import current_view, page_header
+from ui.state.dials import choice_dial, number_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("prices",)
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"     # 01:32:52, deducing memory costs from API pricing
@@ -44,7 +46,7 @@ view = current_view()
 s = view.system
 ss = st.session_state
 
-page_header("Prices decoded: what API prices reveal", view)
+page_header(heading("prices"), view)
 
 offers = presets.price_presets()
 tiered = {k: p for k, p in offers.items() if p.long_context_threshold_tokens is not None}
@@ -191,7 +193,7 @@ with c2:
 @section
 def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, fpb: float, f_read: float) -> None:
     """Section 2's architecture cross-check (d_head, KV heads, unique KV layers, KV dtype), its chart, and
-    section 3, which reads the same four dials: a move of one of them reruns this alone (ui/section.py).
+    section 3, which reads the same four dials: a move of one of them reruns this alone (ui/elements/section.py).
     It is nested in the section of sections 2-5 (below), whose dials (tier, Na, F/bw, f) come in as arguments."""
     offer = offers[table.keys[i_off]]
     if default_tier is not None:
@@ -346,7 +348,7 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
 def tiers_cache_fast_and_table(i_off: int, hw) -> None:
     """Sections 2 to 5, from section 2's dials down: the tier and the reading's assumptions (Na, F/bw, the
     fraction read f) feed section 2's numbers, the cache section and the tables of sections 4 and 5, but
-    nothing above them, so a move of one reruns this alone (ui/section.py), not the page: section 1 and
+    nothing above them, so a move of one reruns this alone (ui/elements/section.py), not the page: section 1 and
     the featured price stay as drawn.  The featured price comes in as its index `i_off`."""
     # ================================================================ 2. long-context tier → KV bytes per token
     st.header("2 · A long-context tier → KV bytes per token")
@@ -446,7 +448,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
             })
         return rows
 
-    # A lazy expander (ui/lazy.py): the table is drawn only while open.  Drawn, its grid (one row per preset,
+    # A lazy expander (ui/elements/lazy.py): the table is drawn only while open.  Drawn, its grid (one row per preset,
     # 14 columns; the implied KV column follows the f, Na and F/bw dials) re-rendered on every move of those
     # dials: bench/profile_move.py, the f dial, 3 rounds of 12 moves, last chart p50 120 → 109 ms without it.
     with lazy_expander(f"The table: {len(table.keys)} price presets, every reading", key=TABLE_OPEN_KEY) as is_open:

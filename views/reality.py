@@ -15,13 +15,16 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
-from ui import dials, export, fig_reality, metrics, tables
-from ui.dials import choice_dial, page_dial
+from ui.elements import export, metrics, tables
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import tex_int, tex_num
+from ui.figures import reality as fig_reality
 from ui.format import number, tokens
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state import dials
+from ui.state.dials import choice_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("reality",)
 ALL = "all"
@@ -119,7 +122,7 @@ def _speed(x: float) -> str:
 
 view = current_view()
 ss = st.session_state
-page_header("Reality check: measured serving vs the roofline", view)
+page_header(heading("reality"), view)
 st.caption("This page draws each measurement's own setup, not the sidebar's; the sidebar receives the fitted "
            "efficiency when you apply it below.")
 

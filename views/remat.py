@@ -13,14 +13,16 @@ import numpy as np
 import streamlit as st
 
 from model import remat
-from ui import export, fig_remat, metrics
-from ui.dials import choice_dial, page_dial
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import params, tex_int, tex_num
-from ui.fig_remat import Line
+from ui.figures import remat as fig_remat
+from ui.figures.remat import Line
 from ui.format import bytes_, number, seconds, tokens
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state.dials import choice_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("remat",)
 SEQ_OPTIONS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -40,7 +42,7 @@ s, T = view.system, view.context
 hw, model = s.hardware, s.model
 ss = st.session_state
 
-page_header("Rematerialisation: spend compute to save memory", view)
+page_header(heading("remat"), view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("rm_seq", SEQ_OPTIONS, 4096, PAGE))

@@ -12,16 +12,19 @@ import streamlit as st
 from model import decode_step, hbm_drain_time, max_batch_that_fits
 from model.cluster import largest_model_params, pipeline
 from model.presets import hardware_presets
-from ui import export, fig_scaleup, figures, metrics
-from ui.dials import BATCH_OPTIONS, choice_dial, page_dial
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
+from ui.elements.section import section
 from ui.equations import params, tex_num
-from ui.fig_scaleup import COMPARE_COLORS, Line, Panel
+from ui.figures import batch as figures
+from ui.figures import scale_up as fig_scaleup
+from ui.figures.plot import side_by_side
+from ui.figures.scale_up import COMPARE_COLORS, Line, Panel
 from ui.format import bytes_, number, seconds, tokens, usd
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.plot import side_by_side
-from ui.section import section
-from ui.view import current_view, page_header
+from ui.state.dials import BATCH_OPTIONS, choice_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("scale-up",)
 SX_OPTIONS = [2, 4, 8]
@@ -57,7 +60,7 @@ D = int(hw.scaleup_domain_chips)
 price = hw.price_usd_per_hour
 ss = st.session_state
 
-page_header("Scale-up domain: bigger racks buy bandwidth", view)
+page_header(heading("scale-up"), view)
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("su", SU_OPTIONS, "B", PAGE))
@@ -198,7 +201,7 @@ st.caption("Marks: Hopper HGX 8 → Blackwell NVL72 72 → Rubin Ultra 144 packa
 @section
 def row_two() -> None:
     """Row 2 and the text under it: the "Grow by" dial feeds only this, so a move of it reruns this alone
-    (ui/section.py).  It is the page's last call, so the page globals it reads are the last page run's; the
+    (ui/elements/section.py).  It is the page's last call, so the page globals it reads are the last page run's; the
     dial it owns it reads itself."""
     sx = int(ss["sx"])
     c3, c4 = st.columns(2)

@@ -25,14 +25,17 @@ from model.training import (
     size_for_quality,
     smallest_params_for_loss,
 )
-from ui import export, fig_training, figures, metrics
-from ui.dials import choice_dial, number_dial, page_dial
+from ui.elements import export, metrics
+from ui.elements.live_tex import latex
+from ui.elements.metrics import Metric
 from ui.equations import params, tex_num
-from ui.fig_training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
+from ui.figures import batch as figures
+from ui.figures import training as fig_training
+from ui.figures.training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
 from ui.format import number
-from ui.live_tex import latex
-from ui.metrics import Metric
-from ui.view import current_view, page_header
+from ui.state.dials import choice_dial, number_dial, page_dial
+from ui.state.view import current_view, page_header
+from views import heading
 
 PAGE = ("training",)
 C_PRE, C_INF, CHIN_PER_PARAM = 6.0, 2.0, 20.0     # the lecture's 6ND and 2ND; Hoffmann et al.'s 20 tokens/param
@@ -68,7 +71,7 @@ view = current_view()
 s = view.system
 ss = st.session_state
 
-page_header("Training tokens: over-training pays", view)
+page_header(heading("training"), view)
 st.markdown("A model that will serve many tokens should be **smaller and trained on far more tokens** than "
             "Chinchilla's 20 per parameter. The lecture's rule (§2.11, 01:18:59): a sum of a rising and a falling "
             "cost is least roughly where they are equal, so spend the same compute on pretraining, RL and "

@@ -1,4 +1,4 @@
-"""Presenter walkthrough — the lecture's argument, one step at a time (ui/walkthrough.py has the steps).
+"""Presenter walkthrough — the lecture's argument, one step at a time (ui/present/walkthrough.py has the steps).
 
 ← / → (or the buttons) move between steps; the step is in the URL (`wk_step`), so a link opens at
 that step; `wk_present=1` hides the app's chrome and enlarges the type for a projector. Charts with
@@ -9,12 +9,14 @@ import html
 
 import streamlit as st
 
-from ui import deck, dials, export, qr
-from ui.dials import choice_dial, page_dial
-from ui.fig_context import TITLE_LINE_PX
-from ui.live_tex import latex
-from ui.view import current_view, show_view_notes, system_caption
-from ui.walkthrough import STEPS
+from ui.elements import export
+from ui.elements.live_tex import latex
+from ui.figures.context import TITLE_LINE_PX
+from ui.present import deck, qr
+from ui.present.walkthrough import STEPS
+from ui.state import dials
+from ui.state.dials import choice_dial, page_dial
+from ui.state.view import current_view, show_view_notes, system_caption
 
 PAGE = ("walkthrough",)
 N = len(STEPS)
@@ -134,9 +136,9 @@ except ValueError as exc:    # e.g. a model with neither attention shapes nor a 
 st.markdown(shown.sentence)
 fig = shown.fig
 # Presentation mode is a slide: the step's sentence, chart, equation and links on one 1080 px screen
-# (tests/test_browser_layout.py), so a shorter chart and no caption under it (its CSV button is hidden).
+# (tests/browser/test_layout.py), so a shorter chart and no caption under it (its CSV button is hidden).
 fig.layout.height = present_chart_px(shown.sentence, len(shown.latex)) if present else 600
-# A title wrapped for phones (ui.fig_context.titled_layout) took its lines from the top margin: give them back.
+# A title wrapped for phones (ui.figures.context.titled_layout) took its lines from the top margin: give them back.
 fig.layout.height += TITLE_LINE_PX * (fig.layout.title.text or "").count("<br>")
 if present and fig.layout.legend.orientation == "h" and fig.layout.legend.y is not None and fig.layout.legend.y < 0:
     # A legend under the plot sits a share of the plot's height below it: keep it LEGEND_GAP_PX clear of
@@ -160,6 +162,6 @@ links[2].download_button("⬇ Download deck", data=lambda: deck.build_html(view)
                          on_click="ignore",
                          help="Every step of this walkthrough, from these dials, as one HTML file that needs no "
                               "network: ← / → to move, a slider in each chart scrubs the batch or the context. "
-                              "Same as `python -m ui.deck --out talk.html` with the model CLI's flags.")
+                              "Same as `python -m ui.present.deck --out talk.html` with the model CLI's flags.")
 links[3].caption(f"Step {k} of {N} · ← / → to move · the address bar holds this step"
                  + (" · presentation mode · q: QR code of this view" if present else ""))

@@ -1,0 +1,74 @@
+"""AppTest: the Reality-check page's upload of a user's own measured points (issue 14 item 7) — the
+same parser as `calibrate --measurements` (model.calibrate.load_user_measurements), the same fit and
+chart, one plain-text message per problem, and the page keeps working after a bad file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model import calibrate as cal
+from tests.app.helpers import app, assert_clean, fig, metrics
+from tests.presets.test_user_measurements import GOOD_ROW, HEAD, _csv, _point
+
+
+def _upload(at, data: bytes, name: str = "mine.csv"):
+    at.file_uploader(key="_rc_upload").set_value((name, data, "text/csv")).run()
+    return at
+
+
+def test_uploaded_points_are_selected_and_fitted():
+    # Points at exactly half the ideal bandwidth bound (tests/presets/test_user_measurements.py): BWU 0.5.
+    at = _upload(app(page="reality"), _csv().encode())
+    assert_clean(at)
+    assert any("3 measurement(s) loaded" in s.value for s in at.success)
+    assert at.session_state["rc_m"] == "yours:half-4" and at.session_state["rc_pub"] == "Me"
+    want = cal.fit_check(cal.check(cal.load_user_measurements(_csv().encode(), "mine.csv")))
+    assert want.bwu == pytest.approx(0.5, rel=5e-3)
+    m = metrics(at)
+    assert m["HBM bandwidth util."] == f"{want.bwu:.2f}" == "0.50"
+    assert m["Compute MFU"] == "1.00 (not pinned)"            # every point memory-bound: MFU not pinned down
+    assert m["Points in the fit"] == "3"
+    # The chosen point is drawn where it was measured: (u, b·u) at B = 4 (hand numbers in that module).
+    f = fig(at, "This setup's bound")
+    chosen = next(t for t in f["data"] if t.get("name") == "chosen measurement")
+    tps, u = _point(4)
+    assert chosen["x"][0] == pytest.approx(u) and chosen["y"][0] == pytest.approx(tps)
+    assert "Half bound at B=4" in chosen["hovertemplate"]
+    # all three share one setup: the other two are drawn too
+    assert sum(1 for t in f["data"] if t.get("legendgroup") == "other measurements of this setup") == 2
+    assert "Half bound at B=4 (yours)" in at.selectbox(key="rc_m").options
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    ((HEAD + "\n" + GOOD_ROW.replace(",h100,", ",h900,") + "\n").encode(), "'half-4'.hardware"),
+    ((HEAD.replace("scope", "mood") + "\n" + GOOD_ROW + "\n").encode(), "column 'mood'"),
+    ((HEAD + "\n" + GOOD_ROW.replace(",decode,1,", ",decode,-3,") + "\n").encode(), "'half-4'.gpus"),
+    (b"\xff\xfe\x00garbage", "not UTF-8"),
+    (b"x" * (300 * 1024), "the limit is"),
+])
+def test_malformed_uploads_name_the_problem_and_the_page_keeps_working(data, says):
+    at = _upload(app(page="reality"), data)
+    assert not at.exception
+    assert any("was not loaded" in e.value for e in at.error)
+    assert says in " ".join(t.value for t in at.text), [t.value for t in at.text]
+    # the built-in measurements still drive the page
+    assert at.session_state["rc_m"] == "deepseek-h800-production"
+    assert metrics(at)["Points in the fit"]
+
+
+def test_a_yaml_upload_and_clearing_it():
+    yaml_text = ("schema: roofline-presets/1\nkind: measurement\nitems:\n  one:\n    publisher: Me\n"
+                 "    model: llama-3.1-8b\n    hardware: h100\n    weights: bf16\n    kv: bf16\n    compute: bf16\n"
+                 "    scope: decode\n    gpus: 1\n    chips_per_replica: 1\n    input_tokens: 1\n    output_tokens: 1\n"
+                 "    context_tokens: 1\n    throughput: 400\n    throughput_metric: output per GPU\n"
+                 "    tokens_per_s_per_user: 100\n")
+    at = _upload(app(page="reality"), yaml_text.encode(), "mine.yaml")
+    assert_clean(at)
+    assert at.session_state["rc_m"] == "yours:one"
+    assert any("without a source or date" in s.value for s in at.success)
+    exp = next(e for e in at.expander if "Setup and sources" in e.label)
+    assert "unsourced" in " ".join(md.value for md in exp.markdown)
+    at.file_uploader(key="_rc_upload").set_value(None).run()
+    assert not at.exception and "_rc_user" not in at.session_state
+    assert not np.any([o.endswith("(yours)") for o in at.selectbox(key="rc_m").options])

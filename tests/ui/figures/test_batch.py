@@ -1,0 +1,96 @@
+"""ui/figures/batch.py builders as pure functions (no Streamlit)."""
+
+import numpy as np
+
+from model import decode_step, system_balance_batch
+from ui.figures import batch as figures
+from ui.figures.plot import FONT_SIZE
+
+
+def test_segments_split_runs_at_geometric_midpoints():
+    segs = figures._segments(np.array([1, 2, 4, 8]), np.array(["weights", "weights", "compute", "compute"]))
+    assert segs == [(1.0, np.sqrt(8), "weights"), (np.sqrt(8), 8.0, "compute")]
+
+
+def test_split_fit_shares_the_boundary_point():
+    y = np.array([1.0, 2, 3, 4])
+    y_fit, y_no = figures.split_fit(y, np.array([True, True, False, False]))
+    assert np.isnan(y_fit[2:]).all() and not np.isnan(y_fit[:2]).any()
+    assert np.isnan(y_no[0]) and not np.isnan(y_no[1:]).any()       # continuous across the boundary
+    y_fit, y_no = figures.split_fit(y, True)                           # a scalar broadcasts
+    assert list(y_fit) == list(y) and np.isnan(y_no).all()
+
+
+def test_curve_vs_batch_marks_b_star_current_batch_and_fit(sys70):
+    grid = np.geomspace(1, 65536, 65)
+    r = decode_step(sys70, grid, 8192)
+    b_star = float(system_balance_batch(sys70, 0))
+    fig = figures.curve_vs_batch(grid, r.t_step_s * 1e3, r.fits, r.bound, name="latency", unit="ms", title="t",
+                                 y_title="time per step [ms]", b_star=b_star, b_now=64.0, y_now=1.0)
+    names = [t.name for t in fig.data]
+    assert "latency" in names and "does not fit in HBM" in names and "B = 64" in names
+    # The current batch: a 16 px circle shape at (64, 1.0) (a moved shape redraws alone, a moved trace
+    # redraws the chart), its legend entry a point-less trace in the same red.
+    legend = next(t for t in fig.data if t.name == "B = 64")
+    assert list(legend.x) == [None] and legend.marker.color == figures.NOW_MARKER["color"]
+    dot = [s for s in fig.layout.shapes if s.name == "now"]
+    assert len(dot) == 1 and (dot[0].xanchor, dot[0].yanchor) == (64.0, 1.0)
+    assert dot[0].xsizemode == dot[0].ysizemode == "pixel" and dot[0].fillcolor == figures.NOW_MARKER["color"]
+    # the path: a circle of radius 8 px around the anchor (Bézier quarters start at (8, 0), (0, 8), …)
+    assert dot[0].path.startswith("M8.0,0 C") and " 0,8.0 " in dot[0].path and " -8.0,0 " in dot[0].path
+    # Room for the dot at the curve's ends: invisible 16 px markers at the extreme points of the curve.
+    room = next(t for t in fig.data if t.mode == "markers" and t.marker.opacity == 0)
+    y = r.t_step_s * 1e3
+    assert min(room.x) == 1 and max(room.x) == 65536 and max(room.y) == y.max() and min(room.y) == y.min()
+    assert room.hoverinfo == "skip" and room.showlegend is False
+    vlines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert any(abs(s.x0 - b_star) < 1e-9 for s in vlines)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert "[ms]" in fig.layout.yaxis.title.text and "batch" in fig.layout.xaxis.title.text
+    # One shaded rectangle per run of the same bound.
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == len(figures._segments(grid, r.bound))
+
+
+def test_step_breakdown_stacks_terms():
+    fig = figures.step_breakdown({"matmul": 1e-3, "weights": 2e-3, "kv": 3e-3}, "lecture")
+    assert [t.name for t in fig.data] == ["matmul", "weights", "kv"]
+    kv = next(t for t in fig.data if t.name == "kv")
+    assert list(kv.x) == [0.0, 3.0, 0.0]          # ms, on the memory side only
+    assert fig.layout.barmode == "stack"
+
+
+def test_step_breakdown_legend_clears_the_axis_title():
+    """The legend hangs from the figure's bottom edge (container coordinates), and the bottom margin
+    holds the x tick labels, the x-axis title and two legend rows (a phone-width legend wraps):
+    at y = -0.2 of the short plot (the old layout) it lay on the axis title."""
+    fig = figures.step_breakdown({"matmul": 1e-3, "attention": 1e-4, "weights": 2e-3, "kv": 3e-3, "comm": 1e-4,
+                                  "hops": 1e-4}, "per-phase")
+    lg = fig.layout.legend
+    assert (lg.yref, lg.y, lg.yanchor, lg.orientation) == ("container", 0, "bottom", "h")
+    # Line heights ≈ 1.3 × font size; Plotly's legend rows are ≈ font + 10 px; the axis title sits
+    # ≈ 10 px under the tick labels.  14 px ticks, 17 px title, 14 px legend text (ui.figures.plot.FONT_SIZE).
+    tick, title, row = 1.3 * (FONT_SIZE - 3), 1.3 * FONT_SIZE, (FONT_SIZE - 3) + 10
+    assert fig.layout.margin.b >= tick + 10 + title + 2 * row
+    assert fig.layout.height - fig.layout.margin.t - fig.layout.margin.b >= 3 * 50   # three readable bars
+
+
+def test_pareto_has_a_point_per_fitting_batch(sys70):
+    grid = np.geomspace(1, 4096, 13)
+    r = decode_step(sys70, grid, 8192)
+    fig = figures.pareto(r.tokens_per_s_per_user, r.tokens_per_s_per_chip, grid, r.fits, (1.0, 2.0, 64.0))
+    fit_trace = fig.data[0]
+    assert len(fit_trace.x) == int(r.fits.sum())
+    assert "tokens/s per user" in fig.layout.xaxis.title.text
+    # The current batch: a dot shape at (1, 2) with its legend entry; room markers at the frontier's
+    # extreme points (fitting or not) so that the dot is never clipped.
+    dot = [s for s in fig.layout.shapes if s.name == "now"]
+    assert len(dot) == 1 and (dot[0].xanchor, dot[0].yanchor) == (1.0, 2.0) and dot[0].xref == "x"
+    assert any(t.name == "B = 64" and list(t.x) == [None] for t in fig.data)
+    room = next(t for t in fig.data if t.meta == "now-room")
+    assert max(room.x) == r.tokens_per_s_per_user.max() and min(room.y) == r.tokens_per_s_per_chip.min()
+
+
+def test_duration_words():
+    from ui.format import duration
+    assert duration(300) == "5 min" and duration(3 * 86400) == "3 days" and duration(0.02) == "20 ms"

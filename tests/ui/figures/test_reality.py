@@ -1,0 +1,99 @@
+"""The Reality check page's figure builders, without Streamlit: traces, the chosen point, the no-speed line,
+axes with units; every figure re-validated with plotly's full validation (`tests.ui.figures.checks.validate`)."""
+
+import numpy as np
+import pytest
+
+from model import calibrate as cal
+from model import presets
+from tests.ui.figures.checks import validate
+from ui.figures import reality as fig_reality
+from ui.figures.batch import NOW_MARKER
+
+HAND = cal.Terms(c=1e-4, m0=1e-2, m=1e-5, b_fit=500.0, a=1.0, chips=2.0)
+
+
+def _curves():
+    u = np.logspace(0, np.log10(99.0), 50)
+    ideal = cal.at_speed(HAND, u)["tokens_per_s_per_chip"]
+    real = cal.at_speed(HAND, u, 0.5, 0.5)["tokens_per_s_per_chip"]
+    return u, ideal, real
+
+
+def test_frontier_with_a_measured_point_and_a_point_without_speed():
+    u, ideal, real = _curves()
+    pts = [fig_reality.Point("run A", 20.0, 1200.0, 2000.0, selected=True),
+           fig_reality.Point("run B (offline)", float("nan"), 3000.0, 5000.0)]
+    unl = cal.frontier(HAND, np.array([500.0, 1000.0, 5000.0]))
+    fig = fig_reality.frontier(u, ideal, tps_real=real, real_label="fitted", points=pts,
+                               u_unlimited=unl["tokens_per_s_per_user"], tps_unlimited=unl["tokens_per_s_per_chip"])
+    validate(fig)
+    names = [t.name for t in fig.data]
+    assert names[:3] == ["ideal if HBM held any batch", "ideal bound (MFU = BWU = 1)", "fitted"]
+    assert np.allclose(np.asarray(fig.data[1].y, float), np.where(ideal > 0, ideal, np.nan), equal_nan=True)
+    # The chosen point is the red "now" marker at its (speed, throughput).
+    chosen = next(t for t in fig.data if t.name == "chosen measurement")
+    assert list(chosen.x) == [20.0] and list(chosen.y) == [1200.0] and chosen.marker.color == NOW_MARKER["color"]
+    assert "60 % of the bound" in chosen.hovertemplate and "run A" in chosen.hovertemplate
+    # No speed published: a dotted line at its throughput, labelled at log10(y) on the log axis.
+    lines = [s for s in fig.layout.shapes if s.type == "line"]
+    assert [s.y0 for s in lines] == [3000.0] and lines[0].line.dash == "dot"
+    lab = next(a for a in fig.layout.annotations if "no speed published" in a.text)
+    assert lab.y == pytest.approx(np.log10(3000.0)) and "60 % of the curve's top" in lab.text
+    assert any(t.name == "other measurements of this setup (speed not published)" for t in fig.data)
+    # Log axes with units; the y range holds every curve point and the measurement.
+    assert fig.layout.xaxis.type == "log" and "[tok/s]" in fig.layout.xaxis.title.text
+    assert fig.layout.yaxis.type == "log" and "[tok/s]" in fig.layout.yaxis.title.text
+    lo, hi = (10 ** v for v in fig.layout.yaxis.range)
+    assert lo <= 1200 and hi >= np.nanmax(ideal)
+
+
+def test_zero_bounds_are_gaps_on_the_log_axis():
+    u = np.array([10.0, 50.0, 200.0])                # 200 tok/s/user is faster than one sequence allows
+    ideal = cal.at_speed(HAND, u)["tokens_per_s_per_chip"]
+    assert ideal[-1] == 0
+    fig = fig_reality.frontier(u, ideal)
+    validate(fig)
+    y = np.asarray(fig.data[0].y, float)
+    assert np.isnan(y[-1]) and np.all(y[:2] > 0)
+    assert len(fig.data) == 1                        # no optional curves, no points
+
+
+def test_efficiency_strip_rows_colours_and_the_chosen_one():
+    groups = ["NVIDIA", "NVIDIA", "LMSYS", "DeepSeek"]
+    names = ["a", "b", "c", "d"]
+    eff = np.array([0.2, 0.5, 0.3, 0.41])
+    sel = np.array([True, False, True, True])
+    fig = fig_reality.efficiency_strip(groups, names, eff, sel, current=3)
+    validate(fig)
+    assert list(fig.layout.yaxis.ticktext) == ["NVIDIA", "LMSYS", "DeepSeek"]
+    assert fig.layout.showlegend is False
+    nv = [t for t in fig.data if (t.name or "").startswith("NVIDIA")]
+    assert [t.name for t in nv] == ["NVIDIA", "NVIDIA (not selected)"]
+    assert list(nv[0].x) == [20.0] and list(nv[1].x) == [50.0] and nv[1].marker.color != nv[0].marker.color
+    cur = next(t for t in fig.data if t.name == "chosen measurement")
+    assert list(cur.x) == [pytest.approx(41.0)] and abs(cur.y[0] - 2) <= 0.25       # DeepSeek is row 2
+    assert [s.x0 for s in fig.layout.shapes if s.type == "line"] == [100.0]          # the ideal bound
+    assert fig.layout.xaxis.type == "log" and "[%]" in fig.layout.xaxis.title.text
+    assert "100 %" in list(fig.layout.xaxis.ticktext)
+    lo, hi = (10 ** v for v in fig.layout.xaxis.range)
+    assert lo <= 20 and hi >= 100
+
+
+def test_builders_validate_on_the_real_measurements():
+    items = presets.measurement_presets()
+    c = cal.check(items)
+    keys = list(c.keys)
+    k = "sglang-deepseek-h100-decode"
+    t = cal.terms(items[k])
+    u_top, u_max = cal.speed_range(t)
+    u = np.logspace(np.log10(u_top / 4), np.log10(u_max), 100)
+    i = keys.index(k)
+    fig = fig_reality.frontier(u, cal.at_speed(t, u)["tokens_per_s_per_chip"],
+                               points=[fig_reality.Point(k, float(c.speed[i]), float(c.measured[i]),
+                                                         float(c.ideal[i]), True)])
+    validate(fig)
+    fig = fig_reality.efficiency_strip([items[kk].publisher for kk in keys], keys, c.efficiency,
+                                       np.ones(len(keys), bool), i)
+    validate(fig)
+    assert sum(len(tr.x) for tr in fig.data if tr.name != "chosen measurement") == len(keys)

@@ -1,0 +1,148 @@
+"""Display equations as a light element: KaTeX straight into the element's own div.
+
+Why: `st.latex` goes through Streamlit's markdown pipeline (react-markdown, remark-math,
+rehype-katex, then React reconciling KaTeX's few hundred spans), ≈5-12 ms of browser main-thread
+work per changed equation; the pages' equations carry today's numbers, so most change with every
+dial move (MoE has seven).  This element hands the TeX to `katex.render` in its own div
+(bench/profile_move.py, MoE page, dial G, one run: keypress → last chart p50 456 → 372 ms; with no
+equation at all, 321 ms).
+
+The renderer is Debian's `libjs-katex` (KaTeX 0.16, in packages.txt for Streamlit Community Cloud,
+in the Dockerfile and in CI; `ui.present.deck.katex_dir()`, ROOFLINE_KATEX_DIR first), served by the app
+itself through Streamlit's component asset route — never a CDN.  Its markup matches the KaTeX 0.16
+stylesheet and fonts that Streamlit's frontend already has on the page for `st.latex` (Streamlit
+1.67 renders st.latex with KaTeX 0.16.47; the KaTeX 0.18 module in its bundle does not match that
+stylesheet), so an equation reads as `st.latex`'s (a two-row `aligned` block stands 6 px taller,
+most likely 0.16.4 against 0.16.47).  `latex()` falls back to `st.latex` (logged once
+on stderr) when there is no KaTeX folder, `ROOFLINE_TEX=st` is set, or registration fails; the
+browser side shows the TeX source if the script fails to load.
+
+Each element's data is {"tex": …}; `tex_of(proto)` reads it back (tests/apptest_helpers.latex).
+The element's key is the page line that draws it (`_site_key`: the file and line of the first
+caller frame in a page script, and how many equations that line has drawn before in this run), so an
+equation keeps its element — and its DOM node — across reruns: a changed TeX is re-rendered by KaTeX
+in the same div, an unchanged one is not touched.  Keyed by its TeX instead (as `st.latex` is), a
+changed equation was a new element: the frontend removed the old one, laid the page out without
+it, then mounted the new one and laid the page out again (Scale-up, a Batch move: three equations,
+≈1,100 DOM nodes removed and re-added, and two full-page layouts with everything below them moved).
+A changed equation is redrawn once the script run that sent it has ended, after the charts' draws
+(the chart element waits for the same moment): drawn as its data arrived, KaTeX's work held up the
+run's remaining elements and then the charts (bench/profile_move.py, last chart p50 with
+`ROOFLINE_TEX_NOW=1` as the variant: MoE 340 → 314 ms, Scale-up 317 → 282 ms, Context 230 → 208 ms).
+An equation's first drawing is not deferred.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ui.elements.live_chart import PROJECT, declare_assets
+from ui.present.deck import katex_dir
+
+NAME = f"{PROJECT}.live_tex"
+KATEXJS = f"{PROJECT}.katexjs"       # an asset-only component: the KaTeX folder (katex.min.js)
+ASSET_DIR = Path(__file__).resolve().parent / "live_tex"
+JS_FILE = "index.js"
+ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex
+NOW_SWITCH = "ROOFLINE_TEX_NOW"      # "1": redraw a changed equation as it arrives (bench A/B; see the docstring)
+
+_mount = None
+_registered_on: Any = None
+_broken: str | None = None
+RUN_ATTR = "_roofline_tex_counts"    # on the session's script-run context: (this run's cursors, site → count)
+
+
+def _fail(reason: str) -> bool:
+    global _broken
+    if _broken is None:
+        print(f"roofline: equation element unavailable ({reason}); using st.latex", file=sys.stderr)
+    _broken = reason
+    return False
+
+
+def _register() -> Any:
+    global _mount, _registered_on
+    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
+
+    manager = get_bidi_component_manager()
+    if manager is _registered_on and _mount is not None:
+        return _mount
+    if not (ASSET_DIR / JS_FILE).is_file():
+        raise FileNotFoundError(ASSET_DIR / JS_FILE)
+    folder = katex_dir()
+    if folder is None:
+        raise FileNotFoundError("no katex.min.js (Debian's libjs-katex, or ROOFLINE_KATEX_DIR)")
+    declare_assets(manager, "live_tex", ASSET_DIR)
+    declare_assets(manager, "katexjs", folder)
+    if _mount is None:
+        _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
+    _registered_on = manager
+    return _mount
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV_SWITCH, "").strip().lower() != "st" and _broken is None
+
+
+def _page_frame(frame: Any) -> Any:
+    """The first frame, from `frame` outwards, that runs a page script (views/, app.py); else `frame`."""
+    f = frame
+    while f is not None:
+        if Path(f.f_code.co_filename).parent.name == "views" or f.f_code.co_filename.endswith("app.py"):
+            return f
+        f = f.f_back
+    return frame
+
+
+def _site_key(frame: Any) -> str | None:
+    """A key unique in this script run and the same in every run: the page line that draws the
+    equation (file stem and line number) and how many equations that line drew before in this run.
+    None outside a script run.  The count lives on the session's own run context (it goes when the
+    session goes) and starts afresh with each run, which Streamlit gives a new `cursors` dict."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    f = _page_frame(frame)
+    site = f"{Path(f.f_code.co_filename).stem}-{f.f_lineno}"
+    cursors, counts = getattr(ctx, RUN_ATTR, (None, None))
+    if cursors is not ctx.cursors:
+        counts = {}
+        setattr(ctx, RUN_ATTR, (ctx.cursors, counts))
+    n = counts.get(site, 0)
+    counts[site] = n + 1
+    return f"tex-{site}-{n}"
+
+
+def latex(body: Any) -> None:
+    """Draw a display equation (TeX, KaTeX's dialect, as `st.latex` takes it)."""
+    tex = str(body)
+    if enabled():
+        try:
+            mount = _register()
+        except Exception as exc:        # no KaTeX, or registration failed: st.latex from now on, say why once
+            _fail(f"{type(exc).__name__}: {exc}")
+        else:
+            data = {"tex": tex, "now": True} if os.environ.get(NOW_SWITCH, "") == "1" else {"tex": tex}
+            mount(key=_site_key(sys._getframe(1)), data=data, width="stretch")
+            return
+    st.latex(tex)
+
+
+# ---------------------------------------------------------------- reading it back (tests)
+
+def is_tex(proto: Any) -> bool:
+    """Whether an element proto (the `bidi_component` field) is this equation element."""
+    return getattr(proto, "component_name", None) == NAME
+
+
+def tex_of(proto: Any) -> str:
+    """The TeX an equation element drew."""
+    return json.loads(proto.json)["tex"]

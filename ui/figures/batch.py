@@ -1,0 +1,220 @@
+"""Pure Plotly figure builders shared by the pages: arrays in, `go.Figure` out (no Streamlit, no physics).
+
+Styled for a projector: large type, units on every axis, hover values with units.  Figures are
+assembled from dicts with `ui.figures.plot.Spec` (fast; validated in the tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ui.figures.plot import COUNT_DECADES, DECADES, FONT_SIZE, Spec, axis, base_layout, decades_if_wide
+
+BOUND_COLORS = {"compute": "#4C78A8", "weights": "#F58518", "kv": "#54A24B", "comm": "#B279A2",
+                "attention": "#E45756"}
+BOUND_LABELS = {"compute": "compute-bound", "weights": "weight-fetch-bound", "kv": "KV-fetch-bound",
+                "comm": "communication-bound", "attention": "attention-bound"}
+TERM_COLORS = {"matmul": "#4C78A8", "attention": "#E45756", "weights": "#F58518", "kv": "#54A24B",
+               "comm": "#B279A2", "hops": "#9D755D"}
+GREY = "#B0B0B0"
+NOW_MARKER = {"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}}
+
+PLOTLY_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "scale": 2, "width": 1600, "height": 900},
+    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+}
+
+
+def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str]]:
+    """Contiguous runs of one label along x, as (x_start, x_end, label); edges at geometric midpoints."""
+    x = np.asarray(x, float)
+    labels = np.asarray(labels)
+    if x.size == 0:
+        return []
+    change = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+    starts = np.concatenate([[0], change])
+    ends = np.concatenate([change, [x.size]])
+    out = []
+    for s, e in zip(starts, ends):
+        x0 = x[0] if s == 0 else np.sqrt(x[s - 1] * x[s])
+        x1 = x[-1] if e == x.size else np.sqrt(x[e - 1] * x[e])
+        out.append((float(x0), float(x1), str(labels[s])))
+    return out
+
+
+def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1, labelled: bool = True) -> None:
+    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once; not at all
+    with `labelled=False`, e.g. the second of two panels shaded alike).
+
+    Labels of narrow neighbouring regions would print over each other; a label that would come within
+    about a label's width (LABEL_SPAN of the log axis) of one already placed goes one row lower."""
+    seen = set()
+    xs = np.asarray(x, float)
+    span = float(np.log10(xs.max() / xs.min())) if xs.size and xs.min() > 0 and xs.max() > xs.min() else 1.0
+    placed: list[tuple[float, int]] = []          # (log10 centre, row) of each label
+    for x0, x1, b in _segments(x, bound):
+        color = BOUND_COLORS.get(b, GREY)
+        spec.vrect(x0, x1, color=color, axis=axis)
+        if labelled and b not in seen:
+            seen.add(b)
+            centre = float(np.log10(np.sqrt(x0 * x1)))
+            row = 0
+            while any(r == row and abs(c - centre) < LABEL_SPAN * span for c, r in placed):
+                row += 1
+            placed.append((centre, row))
+            spec.label(10 ** centre, 1.0 - 0.075 * row, BOUND_LABELS.get(b, b), axis=axis, yanchor="top",
+                       font={"size": FONT_SIZE - 3, "color": color})
+
+
+LABEL_SPAN = 0.3   # a region label's width as a share of the axis (about 15 characters on a half-width chart)
+
+
+def split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """y where it fits in HBM, and y where it does not (sharing the boundary point for continuity)."""
+    y = np.asarray(y, float)
+    fits = np.broadcast_to(np.asarray(fits, bool), y.shape)
+    nofit = ~fits
+    grow = nofit.copy()
+    grow[:-1] |= nofit[1:]
+    grow[1:] |= nofit[:-1]
+    return np.where(fits, y, np.nan), np.where(grow, y, np.nan)
+
+
+def fit_curve(spec: Spec, x: np.ndarray, y: np.ndarray, fits: np.ndarray, *, name: str, hover: str,
+              nofit_name: str = "does not fit in HBM", **props) -> None:
+    """The main curve (black, thick) where weights + KV fit in HBM, grey dashed where they do not.
+
+    `hover` is the trace's hovertemplate with no <extra> (" (does not fit)" is added on the grey part);
+    `props` go to both traces (axis, legendgroup, showlegend, …)."""
+    y_fit, y_no = split_fit(y, fits)
+    spec.scatter(x=x, y=y_fit, name=name, mode="lines", line={"width": 4, "color": "#222"},
+                 hovertemplate=hover + f"<extra>{name}</extra>", **props)
+    if np.any(~np.asarray(fits, bool)):
+        spec.scatter(x=x, y=y_no, name=nofit_name, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
+                     hovertemplate=hover + " (does not fit)<extra></extra>", **props)
+
+
+CURVE_MARGIN_B = 190   # px under a batch chart: tick labels, the axis title and up to three legend rows
+B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
+
+
+def vline(spec: Spec, x: float | None, text: str | None, color: str = "#333", *, dash: str = "dash", axis: int = 1,
+          position: str = "top", side: str = "right") -> None:
+    """A vertical line at x with its label near the top (or bottom) of the plot, on the line's `side` (no label
+    if `text` is None); nothing if x is not finite.  Plotly widens an autoranged axis to fit a data-anchored label, so a
+    line near the axis end should carry its label on its left (see `label_side`)."""
+    if x is None or not np.isfinite(x) or x <= 0:
+        return
+    spec.vline(x, color=color, dash=dash, axis=axis)
+    if text is None:
+        return
+    spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis,
+               xanchor="left" if side == "right" else "right", xshift=4 if side == "right" else -4,
+               font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.7)")
+
+
+def label_side(x: float, x_min: float, x_max: float) -> str:
+    """Which side of a vertical line at x (on a log axis x_min…x_max) its label goes: the left in the
+    last 40 % of the axis, so the label stays inside the data's range."""
+    if not (x > 0 and x_min > 0 and x_max > x_min):
+        return "right"
+    return "left" if np.log(x / x_min) / np.log(x_max / x_min) > 0.6 else "right"
+
+
+def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
+                   unit: str, title: str, y_title: str, b_star: float | None, b_now: float, y_now: float,
+                   extra: Sequence[tuple[str, np.ndarray, str]] = (),
+                   b_star_no_kv: float | None = None) -> go.Figure:
+    """A quantity against batch (log–log), shaded by bound, greyed where weights + KV do not fit,
+    with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines.
+    `b_star_no_kv`: the lecture's B* with KV ignored, marked too (at the bottom) when given and not
+    equal to `b_star` (then `b_star` is labelled B*(T), the balance batch with the KV of context T)."""
+    spec = Spec()
+    shade_bounds(spec, batch, bound)
+    for nm, yy, color in extra:
+        spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
+                     hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
+    fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}")
+    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=y)
+    both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
+            and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
+    lo, hi = float(np.min(batch)), float(np.max(batch))
+    if b_star is not None and np.isfinite(b_star):
+        vline(spec, b_star, f"B*(T) = {b_star:,.0f}" if both else f"B* = {b_star:,.0f}",
+              side=label_side(b_star, lo, hi))
+    if both:
+        vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
+              dash="dot", position="bottom", side=label_side(b_star_no_kv, lo, hi))
+    y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
+    # The legend hangs from the figure's bottom edge (as in step_breakdown): on a phone the batch labels
+    # turn upright and push the axis title down onto a legend placed at a fraction of the plot height.
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left", "x": 0.0,
+              "font": {"size": FONT_SIZE - 3}}
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
+                              yaxis=axis(y_title, **y_ticks), legend=legend,
+                              margin={"l": 80, "r": 30, "t": 60, "b": CURVE_MARGIN_B})
+    return spec.figure()
+
+
+BREAKDOWN_HEIGHT = 380     # px: three bars of ~60 px between the title and the bottom margin
+BREAKDOWN_MARGIN_B = 150   # px: tick labels + axis title (≈ 60 px) + two legend rows (≈ 2 × 28 px) + slack
+
+
+def step_breakdown(terms: dict[str, float], mode: str, title: str = "Where the step time goes") -> go.Figure:
+    """Stacked horizontal bars of the step's terms [ms]: the compute side against the memory side."""
+    parts = {"compute side": ["matmul"], "memory side": ["weights", "kv"], "communication": ["comm", "hops"]}
+    if mode == "per-phase":
+        parts = {"matmul phase": ["matmul", "weights"], "attention phase": ["attention", "kv"],
+                 "communication": ["comm", "hops"]}
+    rows = list(parts)
+    spec = Spec()
+    for term in ("matmul", "attention", "weights", "kv", "comm", "hops"):
+        xs = [terms.get(term, 0.0) * 1e3 if term in parts[r] else 0.0 for r in rows]
+        if not any(xs):
+            continue
+        spec.trace("bar", y=rows, x=xs, name=term, orientation="h", marker={"color": TERM_COLORS[term]},
+                   hovertemplate=f"{term}: %{{x:.4g}} ms<extra></extra>")
+    # The legend hangs from the figure's bottom edge (container coordinates), not at a fraction of
+    # this short plot's height (y = -0.2 of ~170 px landed on the x-axis title); the bottom margin
+    # holds the tick labels, the axis title and up to two legend rows (a phone's width).
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left",
+              "x": 0.0, "font": {"size": FONT_SIZE - 3}}
+    spec.layout = base_layout(title, height=BREAKDOWN_HEIGHT, barmode="stack", hovermode="closest", legend=legend,
+                              margin={"l": 80, "r": 30, "t": 60, "b": BREAKDOWN_MARGIN_B},
+                              xaxis=axis("time per step [ms]", log=False),
+                              yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": FONT_SIZE - 3}})
+    return spec.figure()
+
+
+def pareto(tps_user: np.ndarray, tps_chip: np.ndarray, batch: np.ndarray, fits: np.ndarray,
+           now: tuple[float, float, float], title: str = "Throughput per chip vs speed per user") -> go.Figure:
+    """The serving frontier: each batch is one point (tokens/s per user, tokens/s per chip) on the line;
+    the powers of two (the sidebar's batches) carry a marker coloured by log₂ B.  Markers only there:
+    plotly styles every marker one by one, ≈10 ms per redraw for a hundred of them."""
+    spec = Spec()
+    f = np.asarray(fits, bool)
+    batch = np.asarray(batch, float)
+    spec.scatter(x=tps_user[f], y=tps_chip[f], mode="lines", name="fits in HBM",
+                 line={"color": "#222", "width": 3}, customdata=batch[f],
+                 hovertemplate="B = %{customdata:.4g}<br>%{x:.4g} tok/s/user<br>%{y:.4g} tok/s/chip<extra></extra>")
+    p2 = f & np.isclose(np.log2(batch), np.round(np.log2(batch)), rtol=0, atol=1e-9)
+    if np.any(p2):
+        spec.scatter(x=tps_user[p2], y=tps_chip[p2], mode="markers", name="B = 2ⁿ (colour: log₂ B)",
+                     marker={"size": 7, "color": np.log2(batch[p2]), "colorscale": "Viridis"},
+                     customdata=batch[p2], showlegend=False,
+                     hovertemplate="B = %{customdata:.4g}<br>%{x:.4g} tok/s/user<br>%{y:.4g} tok/s/chip<extra></extra>")
+    if np.any(~f):
+        spec.scatter(x=tps_user[~f], y=tps_chip[~f], mode="markers", name="does not fit",
+                     marker={"size": 6, "color": GREY}, customdata=batch[~f],
+                     hovertemplate="B = %{customdata:.4g} (does not fit)<br>%{x:.4g} tok/s/user<br>"
+                                   "%{y:.4g} tok/s/chip<extra></extra>")
+    # The current batch as a shape (a Batch move then redraws the dot, not the frontier), with room for
+    # it at every point of the frontier, fitting or not.
+    spec.now_point(now[0], now[1], name=f"B = {now[2]:g}", marker=NOW_MARKER, room_x=tps_user, room_y=tps_chip)
+    spec.layout = base_layout(title, hovermode="closest", xaxis=axis("tokens/s per user (speed)", **DECADES),
+                              yaxis=axis("tokens/s per chip (throughput)", **DECADES))
+    return spec.figure()

@@ -1,0 +1,1 @@
+"""The running server: the event-loop coalescing and the garbage-collector settings."""
