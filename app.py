@@ -10,8 +10,9 @@ import os
 
 import streamlit as st
 
+import views
 from ui.elements import section, style
-from ui.runtime import coalesce, gc_tuning
+from ui.runtime import coalesce, gc_tuning, streamlit_internals
 from ui.state import dials
 from ui.state.view import render_sidebar
 
@@ -19,49 +20,23 @@ coalesce.install()        # one event-loop wake-up per burst of messages (ui/run
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 style.inject()            # the one stylesheet (ui/elements/style.py): phones and projectors
 
-BATCH = st.Page("views/batch.py", title="Batch: why tokens cost what they cost", url_path="batch")
-
 
 def home() -> None:
-    """`/` opens the Batch page at its own address (/batch), keeping the link's parameters: Streamlit
+    """`/` opens the default page at its own address (/batch), keeping the link's parameters: Streamlit
     serves its default page only at `/`, so the first page gets a path that a link can name."""
-    st.switch_page(BATCH, query_params=st.query_params.to_dict())
+    st.switch_page(ST_PAGES[views.DEFAULT], query_params=st.query_params.to_dict())
 
 
-PAGES = {
-    "Serving": [
-        st.Page(home, title="Home", url_path="home", default=True, visibility="hidden"),
-        BATCH,
-        st.Page("views/fast_mode.py", title="Fast mode: speed for price", url_path="fast-mode"),
-        st.Page("views/kv_cache.py", title="KV cache and context", url_path="kv-cache"),
-        st.Page("views/context.py", title="Context limits: why context stalled", url_path="context"),
-    ],
-    "Cluster": [
-        st.Page("views/scale_up.py", title="Scale-up domain: bigger racks buy bandwidth", url_path="scale-up"),
-        st.Page("views/moe.py", title="MoE layout across the rack", url_path="moe"),
-        st.Page("views/pipeline.py", title="Pipelining: capacity, not bandwidth", url_path="pipeline"),
-    ],
-    "Economics": [
-        st.Page("views/prices.py", title="Prices decoded: what API prices reveal", url_path="prices"),
-        st.Page("views/memory_tiers.py", title="Memory tiers: where a prompt cache lives", url_path="memory-tiers"),
-        st.Page("views/training.py", title="Training tokens: over-training pays", url_path="training"),
-        st.Page("views/remat.py", title="Rematerialisation: compute for memory", url_path="remat"),
-    ],
-    "Tools": [
-        st.Page("views/walkthrough.py", title="Walkthrough: the lecture in steps", url_path="walkthrough"),
-        st.Page("views/reality.py", title="Reality check: measured serving vs the roofline", url_path="reality"),
-        st.Page("views/compare.py", title="Compare configurations", url_path="compare"),
-        st.Page("views/custom.py", title="Custom chips and models", url_path="custom"),
-    ],
-}
+# The navigation, built from the one list of pages (views/__init__.py).
+ST_PAGES = {p.name: st.Page(p.script, title=p.title, url_path=p.name) for p in views.PAGES}
+NAVIGATION = {section: [ST_PAGES[p.name] for p in views.PAGES if p.section == section] for section in views.SECTIONS}
+NAVIGATION[views.SECTIONS[0]].insert(0, st.Page(home, title="Home", url_path="home", default=True,
+                                                visibility="hidden"))
 
-page = st.navigation(PAGES, position="top")
+page = st.navigation(NAVIGATION, position="top")
 # The sidebar dials are drawn by the `shell` fragment below, into this box (so they stay above the
-# share link).  ROOFLINE_SHELL=0 draws them here instead, in the full run (the A/B switch).
-SHELL = os.environ.get("ROOFLINE_SHELL") != "0"
-dial_box = st.sidebar.container() if SHELL else None
-if not SHELL:
-    render_sidebar()      # a sidebar dial reruns the whole app: new View, then the page
+# share link).
+dial_box = st.sidebar.container()
 # Test hook (tests/browser/test_fragment.py): count full runs, shell runs and page-fragment runs on screen.
 TRACE_RUNS = os.environ.get("ROOFLINE_TRACE_RUNS") == "1"
 
@@ -92,10 +67,7 @@ def page_body() -> None:
     dials.begin_run()
     _count_run("page", st)
     notice_box = st.container()  # filled after the page ran, so its own URL parameters are judged too
-    # StreamlitPage.run() allows one call per run of app.py; a fragment rerun runs the page once more
-    # without app.py, so re-arm it (Streamlit 1.67 keeps that flag in `_can_be_called`;
-    # tests/browser/test_fragment.py fails if a later version changes this).
-    page._can_be_called = True
+    streamlit_internals.rearm_page(page)   # a fragment rerun runs the page again without app.py
     try:
         with section.page_running(after_section=sync_url):    # ui/elements/section.py: a part that reruns alone
             page.run()
@@ -123,14 +95,11 @@ def shell() -> None:
     sidebar dial reruns this (new View, then the page), not app.py, whose navigation, stylesheet and
     share box stay as drawn; a page dial still reruns only the page.  Streamlit 1.67 lets a fragment
     draw into a sidebar box made in the full run (`dial_box`), and a widget it drew there reruns the
-    fragment.  bench/profile_move.py against ROOFLINE_SHELL=0, 2 rounds of 16 sidebar moves, last
-    chart p50: Fast mode 143 against 153 ms, Compare 127 against 146, Scale-up 117 against 135."""
+    fragment.  Measured against drawing the dials in the full run: a sidebar move's last chart arrives
+    7–13 % sooner (docs/performance.md)."""
     render_sidebar(dial_box)
     _count_run("shell", dial_box)
     page_body()
 
 
-if SHELL:
-    shell()
-else:
-    page_body()
+shell()

@@ -35,7 +35,7 @@ from ui.figures.context import Curve, Series
 from ui.format import bytes_, number, seconds, tokens, usd
 from ui.state.dials import choice_dial, number_dial, page_dial
 from ui.state.view import current_view, page_header
-from views import heading
+from views import heading, script
 
 PAGE = ("context",)
 F_OPTIONS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
@@ -76,7 +76,7 @@ F, bw, W, Na = s.flops, s.hbm_bandwidth, s.weight_bytes, model.active_params
 ss = st.session_state
 
 page_header(heading("context"), view)
-st.page_link("views/kv_cache.py", label="The KV-cache page has the batch × context bound map, KV bytes model by "
+st.page_link(script("kv-cache"), label="The KV-cache page has the batch × context bound map, KV bytes model by "
              "model and what a long-context price tier implies →", icon=":material/link:")
 
 # ---------------------------------------------------------------- page dials (URL-backed)

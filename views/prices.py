@@ -26,7 +26,7 @@ from ui.figures import prices as fig_prices
 from ui.format import bytes_, number, tokens, usd
 from ui.state.dials import choice_dial, number_dial, page_dial
 from ui.state.view import current_view, page_header
-from views import heading
+from views import heading, script
 
 PAGE = ("prices",)
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"     # 01:32:52, deducing memory costs from API pricing
@@ -327,7 +327,7 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
                    f"no more than the {disc:.3g}× discount: at these dials reading the KV back could account for it."))
         else:
             st.info(f"{label(offer)} has no cache-hit price in the presets: pick another featured price above.")
-        st.page_link("views/memory_tiers.py", label="Memory tiers: the cost of holding KV", icon=":material/storage:")
+        st.page_link(script("memory-tiers"), label="Memory tiers: the cost of holding KV", icon=":material/storage:")
     with c2:
         have = np.flatnonzero(np.isfinite(table.cache_discount))
         order = have[np.argsort(-table.cache_discount[have], kind="stable")]
@@ -396,7 +396,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
             f"({said(fo, pricing.USES['fast'])}). With no KV, cost per token is flat above the balance batch "
             f"B\\* and speed is flat below it, so the standard mode runs {b_std:.3g}·B\\* and the fast one "
             f"B\\*/{Pm:.3g}: a {b_std / b_fast:.3g}× smaller batch.")
-        st.page_link("views/fast_mode.py", label="Fast mode: solve these batches on the sidebar's system",
+        st.page_link(script("fast-mode"), label="Fast mode: solve these batches on the sidebar's system",
                      icon=":material/bolt:")
         fast_rows = [{
             "model": label(p), "provider": p.provider,

@@ -17,6 +17,7 @@ from ui.present.walkthrough import STEPS
 from ui.state import dials
 from ui.state.dials import choice_dial, page_dial
 from ui.state.view import current_view, show_view_notes, system_caption
+from views import script
 
 PAGE = ("walkthrough",)
 N = len(STEPS)
@@ -156,7 +157,7 @@ h, m_, s_ = step.video_s // 3600, step.video_s % 3600 // 60, step.video_s % 60
 links = st.columns([2, 2, 2, 3])
 links[0].link_button(f"▶ The lecture at {h:d}:{m_:02d}:{s_:02d}", step.video_url,
                      help=f"Chapter: {step.chapter} (Dwarkesh Podcast, Reiner Pope, 2026).")
-links[1].page_link(step.page, label="Open the chapter page →")
+links[1].page_link(script(step.page), label="Open the chapter page →")
 links[2].download_button("⬇ Download deck", data=lambda: deck.build_html(view), key="wk_deck",
                          file_name=f"roofline-walkthrough-{view.chip_key}-{view.model_key}.html", mime="text/html",
                          on_click="ignore",

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+import views
 from ui.elements import live_chart, live_tex
 from ui.elements.metrics import Metric
 from ui.elements.metrics import parse as parse_metrics
@@ -20,11 +21,7 @@ from ui.figures.plot import panels
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
-PAGES = {"batch": "views/batch.py", "fast-mode": "views/fast_mode.py", "kv-cache": "views/kv_cache.py",
-         "scale-up": "views/scale_up.py", "moe": "views/moe.py", "pipeline": "views/pipeline.py",
-         "context": "views/context.py", "prices": "views/prices.py", "memory-tiers": "views/memory_tiers.py",
-         "training": "views/training.py", "remat": "views/remat.py", "reality": "views/reality.py",
-         "compare": "views/compare.py", "custom": "views/custom.py", "walkthrough": "views/walkthrough.py"}
+PAGES = {p.name: p.script for p in views.PAGES}   # name (URL path) → script: the one list, views/__init__.py
 
 
 V1 = {"v": "1"}
@@ -48,7 +45,7 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
-    if page is not None and PAGES[page] != PAGES["batch"]:
+    if page is not None and page != views.DEFAULT:
         # The first run (on the default page) rewrote the URL without the other page's parameters
         # (and with the link version `v`): give exactly the link again, as a browser opening /page?… would.
         for k in list(at.query_params.keys()):

@@ -7,7 +7,7 @@ import pytest
 from model import Deployment, Precision, System, auto_chips, cluster, decode_step, presets
 from model.cli import main as cli_main
 from model.roofline import bound_of, combine
-from tests.app.helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
+from tests.app.helpers import V1, app, assert_clean, charts, latex, metrics, written
 from ui.format import bytes_, number, seconds
 
 DSV3 = {"chip": "gb200", "model": "deepseek-v3"}
@@ -194,10 +194,6 @@ def test_moving_g_changes_the_numbers():
     m = metrics(at)
     assert m["Experts/GPU"] == "2" and m["t_comm"] == seconds(float(a.t_comm_s))
     assert m["Over scale-out"] == f"{100 * (128 - 72) / 128:.3g} %"
-
-
-def test_page_is_registered():
-    assert PAGES["moe"] == "views/moe.py"
 
 
 def test_tensor_parallel_expander_is_lazy_for_an_moe_model():

@@ -50,8 +50,8 @@ def su_app(query: dict[str, str] | None = None):
 def test_defaults_clean_four_charts_equations_and_definitions():
     at = su_app(V1)
     assert at.title[0].value.startswith("Scale-up domain")
-    # Four charts in three figures: latency and cost against C are one figure of two panels (ui.figures.plot.side_by_side:
-    # one plotly draw per move instead of two).
+    # Four charts in three figures: latency and cost against C are one figure of two panels
+    # (ui.figures.plot.side_by_side: one plotly draw per move instead of two).
     assert len(charts(at)) == 3
     figs = panel_figures(at)
     assert len(figs) == 4

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
+import views
 from tests.browser.helpers import (
     MISSING_CHROMIUM,
     RUN_TIMEOUT_MS,
@@ -27,30 +28,17 @@ from tests.browser.helpers import (
     slider_thumb,
     wait_for_app_run,
 )
+from ui.present.walkthrough import STEPS
 from ui.state import dials
 
 pytestmark = pytest.mark.browser
 
-# Each page's path and the start of its title (the navigation is a top bar of section menus, so
-# the page shown is checked by its heading).
-PAGES = {
-    "/": "Why tokens cost",
-    "/fast-mode": "Fast mode",
-    "/kv-cache": "KV cache",
-    "/scale-up": "Scale-up domain",
-    "/moe": "MoE layout",
-    "/pipeline": "Pipelining",
-    "/context": "Context limits",
-    "/remat": "Rematerialisation",
-    "/prices": "Prices decoded",
-    "/memory-tiers": "Memory tiers",
-    "/training": "Training tokens",
-    "/compare": "Compare configurations",
-    "/reality": "Reality check",
-    "/custom": "Custom chips and models",
-    "/walkthrough": "1. Batch and the latency floor",
-}
-NO_CHART = {"/custom"}      # an editor: inputs, downloads and an upload, no chart
+# Each page's path and the start of its heading (the navigation is a top bar of section menus, so
+# the page shown is checked by its heading), from the one list of pages (views/__init__.py).  The
+# default page opens at `/`; the walkthrough's heading is its first step's title.
+PAGES = {("/" if p.name == views.DEFAULT else "/" + p.name): p.heading for p in views.PAGES}
+PAGES["/walkthrough"] = f"1. {STEPS[0].title}"
+NO_CHART = {"/" + p.name for p in views.PAGES if not p.charts}   # an editor: inputs, downloads, no chart
 CHART_TIMEOUT_MS = 10_000  # counted after the script run has ended
 
 # A fingerprint of every drawn Plotly figure's data (Plotly keeps it on the graph div as `.data`).

@@ -1,1 +1,2 @@
-"""Streamlit elements the pages draw with: the in-place chart and equation components, metric grids, tables, lazy expanders, sections, the stylesheet, chart export."""
+"""Streamlit elements the pages draw with: the in-place chart and equation components, metric grids,
+tables, lazy expanders, sections, the stylesheet, chart export."""

@@ -6,8 +6,8 @@ tests/browser/test_layout.py holds them (phone 390 × 844 and projector 1920 × 
 every page; it fails on horizontal overflow).
 
 What it does, and why:
-  * Equations (ui/elements/live_tex.py or st.latex → KaTeX `.katex-display`): on a narrow screen a long equation wraps at its
-    top-level relations and operators (=, +, ≥, ⇒ …) instead of running off the right edge.  KaTeX
+  * Equations (ui/elements/live_tex.py or st.latex → KaTeX `.katex-display`): on a narrow screen a long
+    equation wraps at its top-level relations and operators (=, +, ≥, ⇒ …) instead of running off the right edge.  KaTeX
     already splits a formula into unbreakable `.base` boxes at those points (for inline math);
     display math only forbids the line break (`white-space: nowrap`), so allowing it wraps the
     equation like text.  What still does not fit (one wide fraction, an aligned block) scrolls

@@ -80,11 +80,12 @@ class Step:
     title: str
     video_s: int                        # where in the video (seconds; chapter starts from lecture.md)
     chapter: str                        # the lecture chapter it belongs to
-    page: str                           # the chapter page's script (for st.page_link)
+    page: str                           # the chapter page's name (views/__init__.py)
     build: Callable[[View], Shown]
     play: str = ""                      # the quantity the chart can sweep ("batch", "context", "rate", "hold time")
-    dial: str = ""                      # the sidebar dial ("batch" or "context") the offline deck's slider scrubs
-                                        # (ui/present/deck.py rebuilds the step at each of its positions); "" = the sweep
+    dial: str = ""                      # the sidebar dial ("batch" or "context") the offline deck's slider
+                                        # scrubs (ui/present/deck.py rebuilds the step at each of its
+                                        # positions); "" = the sweep
 
     @property
     def video_url(self) -> str:
@@ -619,27 +620,27 @@ def step_context(view: View) -> Shown:
 
 STEPS: list[Step] = [
     Step("floor", "Batch and the latency floor", 0, "How batch size affects token cost and speed",
-         "views/batch.py", step_floor, play="batch", dial="batch"),
+         "batch", step_floor, play="batch", dial="batch"),
     Step("balance", "The balance batch: ≈ 300 × sparsity", 0, "How batch size affects token cost and speed",
-         "views/batch.py", step_balance, play="batch", dial="batch"),
+         "batch", step_balance, play="batch", dial="batch"),
     Step("fast", "Fast mode: speed for price", 0, "How batch size affects token cost and speed",
-         "views/fast_mode.py", step_fast, dial="context"),
+         "fast-mode", step_fast, dial="context"),
     Step("kv", "The KV-cache crossover", 0, "How batch size affects token cost and speed",
-         "views/kv_cache.py", step_kv, play="context", dial="batch"),
+         "kv-cache", step_kv, play="context", dial="batch"),
     Step("moe", "MoE on a rack", 1919, "How MoE models are laid out across GPU racks",
-         "views/moe.py", step_moe, dial="batch"),
+         "moe", step_moe, dial="batch"),
     Step("pipeline", "Pipelining: capacity, not bandwidth", 2822, "How pipeline parallelism spreads layers",
-         "views/pipeline.py", step_pipeline, dial="context"),
+         "pipeline", step_pipeline, dial="context"),
     Step("scaleup", "Scale-up generations: bigger racks buy bandwidth", 1919,
-         "How MoE models are laid out across GPU racks", "views/scale_up.py", step_scaleup, dial="batch"),
+         "How MoE models are laid out across GPU racks", "scale-up", step_scaleup, dial="batch"),
     Step("training", "Over-training: ≈ 100× past Chinchilla", 4729, "RL and ~100× over-training beyond Chinchilla",
-         "views/training.py", step_training, play="rate"),
+         "training", step_training, play="rate"),
     Step("prices", "Prices decoded: a price tier reads out the KV", 5572,
-         "Deducing long-context memory costs from API pricing", "views/prices.py", step_prices, play="context"),
+         "Deducing long-context memory costs from API pricing", "prices", step_prices, play="context"),
     Step("tiers", "Memory tiers: hold it where it drains in time", 5572,
-         "Deducing long-context memory costs from API pricing", "views/memory_tiers.py", step_tiers,
+         "Deducing long-context memory costs from API pricing", "memory-tiers", step_tiers,
          play="hold time"),
     Step("context", "Context limits: why context stalled near 100–200k", 5572,
-         "Deducing long-context memory costs from API pricing", "views/context.py", step_context,
+         "Deducing long-context memory costs from API pricing", "context", step_context,
          play="context", dial="batch"),
 ]
