@@ -12,7 +12,7 @@ plotly.js comes from the app itself, never a CDN: the plotly Python package ship
 (`/_stcore/bidi-components/roofline.plotlyjs/plotly.min.js`).  The v2 API serves files only for
 components declared in an installed package's pyproject.toml; the app is not a package, so
 `_register` declares the two asset folders on the running server's component manager the way that
-manifest scan would (`BidiComponentManager.register_from_manifest`, Streamlit ≥ 1.67).
+manifest scan would (ui/runtime/streamlit_internals.py: Streamlit internals).
 
 First-load cost, measured: Streamlit's gzip middleware compresses responses of that route at
 level 9 on every request (its own /static bundles are exempt) and sends no cache validator, so a
@@ -43,6 +43,7 @@ import plotly.io as pio
 from _plotly_utils.utils import is_skipped_key, plotlyjsShortTypes  # plotly's own rules for typed arrays
 
 from ui.figures.plot import NARROW_META, SpecFigure, figure_dicts
+from ui.runtime import streamlit_internals
 
 try:
     import orjson
@@ -54,10 +55,7 @@ NAME = f"{PROJECT}.live_chart"              # the component (its JS lives in ui/
 PLOTLYJS = f"{PROJECT}.plotlyjs"            # an asset-only component: plotly's package_data folder
 ASSET_DIR = Path(__file__).resolve().parent / "live_chart"
 JS_FILE = "index.js"
-ENV_SWITCH = "ROOFLINE_CHART"               # "plotly" forces st.plotly_chart
-# For A/B benches (bench/profile_move.py --variant): browser-side savings to leave out, "+"-separated
-# (see OFF_SWITCHES in live_chart/index.js), e.g. ROOFLINE_CHART_OFF=schema+config.
-OFF_SWITCH = "ROOFLINE_CHART_OFF"
+ENV_SWITCH = "ROOFLINE_CHART"               # "plotly" forces st.plotly_chart (docs/environment.md)
 DEFAULT_HEIGHT = 450                        # st.plotly_chart's height when the figure sets none
 
 
@@ -83,12 +81,7 @@ def _fail(reason: str) -> bool:
 def declare_assets(manager: Any, component: str, folder: Path) -> None:
     """Declare `folder` as the asset folder of component `roofline.<component>` on `manager`, as the
     manifest scan of an installed package would, unless it already has one."""
-    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
-
-    if manager.get_component_asset_root(f"{PROJECT}.{component}") is None:
-        manager.register_from_manifest(
-            ComponentManifest(name=PROJECT, version="1", components=[ComponentConfig(component, folder.name)]),
-            folder.parent)
+    streamlit_internals.declare_assets(manager, PROJECT, component, folder)
 
 
 def _register() -> Any:
@@ -96,9 +89,7 @@ def _register() -> Any:
     each AppTest has its own), then create the component's mount callable (once per process).
     Checked once per manager: the file checks and path resolution cost ≈3 ms per chart, every run."""
     global _mount, _registered_on
-    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
-
-    manager = get_bidi_component_manager()
+    manager = streamlit_internals.component_manager()
     if manager is _registered_on and _mount is not None:
         return _mount
     import streamlit as st
@@ -171,14 +162,10 @@ def payload(fig: go.Figure | SpecFigure, config: dict[str, Any]) -> bytes:
     deep-copies the figure and walks it twice first (≈2 ms for a five-trace chart against ≈0.1 ms
     here; bench: a Batch rerun draws four).  Without orjson, `pio.to_json`."""
     data, layout = figure_dicts(fig)
-    off = [w for w in os.environ.get(OFF_SWITCH, "").split("+") if w.strip()]
     if orjson is None:
         spec = pio.to_json({"data": _typed(data), "layout": _typed(layout)}, validate=False)
-        extra = ',"off":' + json.dumps(off) if off else ""
-        return ('{"config":' + json.dumps(config, separators=(",", ":")) + extra + ',"figure":' + spec + "}").encode()
+        return ('{"config":' + json.dumps(config, separators=(",", ":")) + ',"figure":' + spec + "}").encode()
     msg = {"config": config, "figure": {"data": _typed(data), "layout": _typed(layout)}}
-    if off:
-        msg["off"] = off
     return orjson.dumps(msg, option=orjson.OPT_SERIALIZE_NUMPY, default=_leftover)
 
 

@@ -27,9 +27,8 @@ it, then mounted the new one and laid the page out again (Scale-up, a Batch move
 ≈1,100 DOM nodes removed and re-added, and two full-page layouts with everything below them moved).
 A changed equation is redrawn once the script run that sent it has ended, after the charts' draws
 (the chart element waits for the same moment): drawn as its data arrived, KaTeX's work held up the
-run's remaining elements and then the charts (bench/profile_move.py, last chart p50 with
-`ROOFLINE_TEX_NOW=1` as the variant: MoE 340 → 314 ms, Scale-up 317 → 282 ms, Context 230 → 208 ms).
-An equation's first drawing is not deferred.
+run's remaining elements and then the charts (the last chart came 20-35 ms later on MoE, Scale-up
+and Context).  An equation's first drawing is not deferred.
 """
 
 from __future__ import annotations
@@ -44,18 +43,18 @@ import streamlit as st
 
 from ui.elements.live_chart import PROJECT, declare_assets
 from ui.present.deck import katex_dir
+from ui.runtime import streamlit_internals
 
 NAME = f"{PROJECT}.live_tex"
 KATEXJS = f"{PROJECT}.katexjs"       # an asset-only component: the KaTeX folder (katex.min.js)
 ASSET_DIR = Path(__file__).resolve().parent / "live_tex"
 JS_FILE = "index.js"
-ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex
-NOW_SWITCH = "ROOFLINE_TEX_NOW"      # "1": redraw a changed equation as it arrives (bench A/B; see the docstring)
+ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex (docs/environment.md)
 
 _mount = None
 _registered_on: Any = None
 _broken: str | None = None
-RUN_ATTR = "_roofline_tex_counts"    # on the session's script-run context: (this run's cursors, site → count)
+RUN_ATTR = "tex_counts"              # this run's site → count (streamlit_internals.per_run)
 
 
 def _fail(reason: str) -> bool:
@@ -68,9 +67,7 @@ def _fail(reason: str) -> bool:
 
 def _register() -> Any:
     global _mount, _registered_on
-    from streamlit.components.v2.get_bidi_component_manager import get_bidi_component_manager
-
-    manager = get_bidi_component_manager()
+    manager = streamlit_internals.component_manager()
     if manager is _registered_on and _mount is not None:
         return _mount
     if not (ASSET_DIR / JS_FILE).is_file():
@@ -104,18 +101,12 @@ def _site_key(frame: Any) -> str | None:
     """A key unique in this script run and the same in every run: the page line that draws the
     equation (file stem and line number) and how many equations that line drew before in this run.
     None outside a script run.  The count lives on the session's own run context (it goes when the
-    session goes) and starts afresh with each run, which Streamlit gives a new `cursors` dict."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
+    session goes) and starts afresh with each run (streamlit_internals.per_run)."""
+    counts = streamlit_internals.per_run(RUN_ATTR)
+    if counts is None:
         return None
     f = _page_frame(frame)
     site = f"{Path(f.f_code.co_filename).stem}-{f.f_lineno}"
-    cursors, counts = getattr(ctx, RUN_ATTR, (None, None))
-    if cursors is not ctx.cursors:
-        counts = {}
-        setattr(ctx, RUN_ATTR, (ctx.cursors, counts))
     n = counts.get(site, 0)
     counts[site] = n + 1
     return f"tex-{site}-{n}"
@@ -130,8 +121,7 @@ def latex(body: Any) -> None:
         except Exception as exc:        # no KaTeX, or registration failed: st.latex from now on, say why once
             _fail(f"{type(exc).__name__}: {exc}")
         else:
-            data = {"tex": tex, "now": True} if os.environ.get(NOW_SWITCH, "") == "1" else {"tex": tex}
-            mount(key=_site_key(sys._getframe(1)), data=data, width="stretch")
+            mount(key=_site_key(sys._getframe(1)), data={"tex": tex}, width="stretch")
             return
     st.latex(tex)
 

@@ -27,9 +27,6 @@ Rules for a section:
   box too (not the URL): Streamlit lets a fragment write to the sidebar on its own rerun only where
   it wrote in the last full run.  The page run's own write after the page lands on the same slot, so
   the last one shows.
-
-`ROOFLINE_SECTIONS=0` in the server's environment turns sections into plain calls (every page dial
-reruns the whole page): the A/B switch for bench/profile_move.py.
 """
 
 from __future__ import annotations
@@ -37,14 +34,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import streamlit as st
-
-ON = os.environ.get("ROOFLINE_SECTIONS", "1") != "0"
 
 
 class _PageRun(threading.local):
@@ -70,9 +64,6 @@ def page_running(after_section: Callable[..., None]) -> Iterator[None]:
 
 def section(func: Callable[..., None]) -> Callable[..., None]:
     """Decorator: `func` runs as a nested fragment (see the module's docstring)."""
-    if not ON:
-        return func
-
     @st.fragment
     def rerun_alone(after: Callable[..., None] | None, *args: Any, **kwargs: Any) -> None:
         try:

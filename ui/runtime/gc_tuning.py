@@ -11,18 +11,15 @@ every import-time object.
 run of the process, a page's first visit), it collects once and then `gc.freeze()`s everything alive:
 the modules, their classes and constants move to a permanent generation the collector skips.  Every
 later collection scans only what the runs made since.  Nothing is frozen that is garbage (the
-collect comes first); what a session creates later is collected as usual.  `ROOFLINE_GC_FREEZE=0`
-turns it off, so bench/profile_move.py can measure what it buys in one run (README).
+collect comes first); what a session creates later is collected as usual.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import threading
 
-ENV_SWITCH = "ROOFLINE_GC_FREEZE"   # "0": never freeze (bench/profile_move.py measures what it buys)
 _lock = threading.Lock()
 _modules_seen = 0
 
@@ -31,7 +28,7 @@ def freeze_new_imports() -> bool:
     """Collect and freeze if modules were imported since the last call; True if it froze."""
     global _modules_seen
     n = len(sys.modules)
-    if n == _modules_seen or os.environ.get(ENV_SWITCH) == "0":
+    if n == _modules_seen:
         return False
     with _lock:
         if len(sys.modules) == _modules_seen:

@@ -45,15 +45,6 @@ function loadPlotly() {
 
 const stats = (window.__liveChart = window.__liveChart || { started: 0, drawn: 0, lastDrawn: 0, errors: 0 });
 
-// Savings a benchmark can turn off to measure them (ROOFLINE_CHART_OFF on the server, ui/elements/live_chart.py,
-// or window.__liveChartOff = [...] in the page, for A/B moves in one page):
-// "schema" (the schema cache below), "config" (config only when changed), "reuse" (unchanged arrays
-// and template kept, see reuseArrays), "defer" (charts off screen redraw when scrolled to, see below).
-// CSS containment of each chart box and handing plotly the box's size (no autosize measurement) were
-// tried the same way in session 7 and left out: within noise end to end (README, In-place charts).
-const OFF_SWITCHES = ["schema", "config", "reuse", "defer"];
-const off = new Set();
-
 // ---------------------------------------------------------------- plotly's per-trace schema walk, cached
 
 // Every Plotly.react runs plotly's supplyDefaults, which calls PlotSchema.findArrayAttributes once
@@ -117,7 +108,6 @@ export function cacheArrayAttributes(Plotly) {
     }
   }
   PS.findArrayAttributes = function (trace) {
-    if (off.has("schema")) return original.call(PS, trace);
     const out = [];
     for (const [path, linked] of candidates(trace._module)) lookUp(trace, 0, "", path, linked, out);
     return out;
@@ -332,11 +322,6 @@ function layoutArrays(node, prev, next) {
 
 function keepUnchanged(state, figure) {
   const next = new Map();
-  if (off.has("reuse")) {
-    state.arrays = next;
-    state.template = state.meta = null;
-    return;
-  }
   const prev = state.arrays || next;
   figure.data = reuseArrays(figure.data || [], prev, next);
   layoutArrays(figure.layout, prev, next);
@@ -455,14 +440,10 @@ function watchVisibility(state) {
   state.io.observe(state.root);
 }
 
-function deferring() {
-  return !off.has("defer") && !(window.__liveChartOff || []).includes("defer");
-}
-
 // Draw now (true) or hold the figure until the chart is in view (false).  A figure that came back
 // unchanged is not held: prepare() finds nothing to draw (unless the theme changed).
 function drawNow(state) {
-  if (!state.gd._fullLayout || state.visible !== false || state.incoming === state.text || !deferring() ||
+  if (!state.gd._fullLayout || state.visible !== false || state.incoming === state.text ||
       document.fullscreenElement === state.root) {
     return true;
   }
@@ -542,7 +523,7 @@ async function drain(state) {
       // The config goes to plotly only when it differs from the one drawn: given one, Plotly.react
       // deep-copies the chart's whole context (defaults, locales) twice and compares the copies, every
       // call (≈3 ms per chart in a CPU profile of the MoE page).  Without one it keeps the context.
-      const same = configKey === state.configKey && state.gd._fullLayout && !off.has("config");
+      const same = configKey === state.configKey && state.gd._fullLayout;
       state.configKey = null;
       try {
         await Plotly.react(state.gd, figure.data || [], figure.layout || {}, same ? undefined : config);
@@ -628,8 +609,6 @@ function prepare(state) {
   state.text = text;
   state.theme = key;
   const msg = JSON.parse(replacePlaceholders(text, t));
-  off.clear();
-  for (const w of [...(msg.off || []), ...(window.__liveChartOff || [])]) if (OFF_SWITCHES.includes(w)) off.add(w);
   const figure = themed(msg.figure || {}, t);
   applyNarrow(state, figure.layout);
   keepUnchanged(state, figure);

@@ -1,7 +1,6 @@
 // A display equation (ui/elements/live_tex.py): a Streamlit v2 component module.
 //
-// The element's data is {tex} (and `now` when ROOFLINE_TEX_NOW=1 on the server, for bench A/B: redraw
-// a changed equation as soon as it arrives instead of after the run, see afterRun).  KaTeX (Debian's
+// The element's data is {tex}; a changed equation is redrawn after the run (see afterRun).  KaTeX (Debian's
 // libjs-katex, KaTeX 0.16, served by the app itself through the asset route of the component
 // `roofline.katexjs`, never a CDN) is loaded once per page and renders the TeX in display mode into
 // this element's div.  Its CSS and fonts are the KaTeX 0.16 stylesheet Streamlit's frontend already
@@ -76,7 +75,7 @@ export default function (component) {
         const draw = () => {
           if (el.__tex === tex) katex.render(tex, el, { displayMode: true, throwOnError: false });
         };
-        if (first || data.now) draw();
+        if (first) draw();
         else afterRun(draw);
       },
       err => {
