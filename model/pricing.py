@@ -7,7 +7,7 @@ out the roofline:
   output / input price  r          → decode MFU ≈ 1/r of prefill's              (§2.6: 5× ⇒ 1/5)
   long-context tier at T×          → kv = 2·Na / ((F/bw) · f · T×)               (§2.5: 1,667 B/token)
   cached-input discount            → reading KV back is ~10× cheaper than recomputing it  (§2.7)
-  fast mode: S× speed for Pm× price → B_std/B* = S, B_fast/B* = 1/Pm (no KV)     (§2.4, DESIGN.md)
+  fast mode: S× speed for Pm× price → B_std/B* = S, B_fast/B* = 1/Pm (no KV)     (§2.4; docs/design.md "Closed forms")
 
 Notation as in model/roofline.py: Na active params, F FLOP/s (1 FLOP = 1 multiply or 1 add),
 bw HBM bytes/s, F/bw the chip's FLOP per byte, f the fraction of the context attention reads
@@ -145,7 +145,8 @@ def crossover_context(active_params: ArrayLike, flops_per_byte: ArrayLike, kv_by
 
 
 def fast_batch_multiples(speedup: ArrayLike, price_multiple: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Standard and fast batches as multiples of the balance batch B*, no KV (DESIGN.md, §2.4).
+    """Standard and fast batches as multiples of the balance batch B*, no KV (lecture §2.4;
+    docs/design.md "Closed forms").
 
     Above B* cost/token is flat and speed ∝ 1/B; below it speed is flat at the latency floor and
     cost ∝ 1/B.  So B_std = S·B* and B_fast = B*/Pm (6× price for 2.5× speed: 2.5·B* and B*/6).

@@ -1,6 +1,6 @@
 """The decode-step roofline: one new token for each of B sequences, and the prefill pass.
 
-Notation (DESIGN.md, the lecture §1, Pope et al. 2022):
+Notation (docs/design.md "The physics", the lecture §1, Pope et al. 2022):
   F   dense FLOP/s per chip at the compute dtype (1 FLOP = 1 multiply or 1 add), × MFU
   bw  HBM bytes/s per chip, × bandwidth utilisation          M   HBM bytes per chip
   C   chips working on one step (one pipeline stage)         P   pipeline stages

@@ -62,7 +62,7 @@ latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
       rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
       rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
       r"\text{memory-bound at every batch}")
-# The step time as the roofline mode in force combines it (DESIGN.md "The physics",
+# The step time as the roofline mode in force combines it (docs/design.md "The physics",
 # model.roofline.combine), each side with today's number: the printed terms give the printed t_step.
 # t_comm and the pipeline hops appear only when they are not zero.
 t_mm, t_w, t_kv, t_at = (float(now.t_matmul_s), float(now.t_weights_s), float(now.t_kv_s), float(now.t_attn_s))

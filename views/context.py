@@ -45,7 +45,7 @@ T_MIN, T_MAX = 512.0, 1e8                 # the cost chart's range: up to Dwarke
 LABELLED_CHIPS = ("a100", "h100", "h200", "b200", "vera-rubin", "rubin-ultra")
 LECTURE_RATIO = 300.0                      # §2.1: F/bw "somewhere around 300" on most GPUs
 LECTURE_RATIO_CHIPS = ("a100", "h100", "b200")   # "reasonably stable" A100 → H100 → B100 (B100: no preset; B200)
-LECTURE_RATIO_DTYPE = "bf16"               # … at bf16 FLOP/s per byte (lecture.md §2.1: A100 153, H100 295)
+LECTURE_RATIO_DTYPE = "bf16"               # … at bf16 FLOP/s per byte (lecture §2.1: A100 153, H100 295)
 NEAR = (200.0, 400.0)                      # "near 300": within a third of it
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"   # 01:32:52 deducing long-context memory costs from prices
 
@@ -212,7 +212,7 @@ st.caption(f"Cost per output token at B = {B:g} on C = {view.chips:g} chips (ide
            f"sat since GPT-4 (§2.8).")
 
 # ---------------------------------------------------------------- F/bw chip by chip: the lecture's claim and the data
-# The lecture's ≈ 300 is bf16 FLOP/s per byte (lecture.md §2.1), so this section reads the presets at bf16.
+# The lecture's ≈ 300 is bf16 FLOP/s per byte (lecture §2.1), so this section reads the presets at bf16.
 gens16 = generations(hardware_presets(), LECTURE_RATIO_DTYPE)
 r16 = gens16.flops_per_byte                           # datasheet F/bw at bf16 [FLOP/B]
 if len(gens16.keys):

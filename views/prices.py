@@ -412,7 +412,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
                                         ("fast ÷ standard output price [×]", "quoted speedup [×]", "B_std / B*",
                                          "B_fast / B*")})
         st.caption("Multiples from the presets' fast-mode prices; batches as multiples of the balance batch B* "
-                   "(no KV, DESIGN.md). Quoted speedups are 'up to' figures.")
+                   "(no KV). Quoted speedups are 'up to' figures.")
     else:
         st.info("No price preset has a fast mode.")
 

@@ -179,7 +179,7 @@ def test_step_equation_per_phase_mode_adds_up():
     assert_clean(at)
     tex, groups, added, result = _step_equation(at)
     r = decode_step(_system(chips=8).with_(mode="per-phase"), _B, _T)
-    # max(t_matmul, t_weights) + max(t_attn, t_kv)  (DESIGN.md "The physics", per-phase)
+    # max(t_matmul, t_weights) + max(t_attn, t_kv)  (docs/design.md "The physics", per-phase)
     assert [len(g) for g in groups] == [2, 2] and added == [], tex
     assert groups[0] == pytest.approx([float(r.t_matmul_s), float(r.t_weights_s)], rel=5e-3)
     assert groups[1] == pytest.approx([float(r.t_attn_s), float(r.t_kv_s)], rel=5e-3)

@@ -2,7 +2,7 @@
 click, sparsity as a slider, and links made under the old defaults still showing what they showed.
 
 Expected values are worked from the preset figures by hand, not read back from the page's code:
-B* = F·W / (2·Na·bw) = (F/bw) × (N_total/N_a) × (bytes/param)/2  (DESIGN.md, "Closed forms").
+B* = F·W / (2·Na·bw) = (F/bw) × (N_total/N_a) × (bytes/param)/2  (docs/design.md "Closed forms").
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def test_the_sidebar_chips_flop_per_byte_is_shown_for_scale():
 
 
 def test_unknown_key_with_this_pages_prefix_gets_a_notice():
-    """DESIGN.md's URL contract: an unknown parameter is named in a notice (here one that only looks
+    """The URL contract (docs/design.md "The URL"): an unknown parameter is named in a notice (here one that only looks
     like this page's); another page's keys are left alone."""
     at = app({"pr_zzz": "1"}, page="prices")
     assert not at.exception

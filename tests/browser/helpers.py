@@ -3,7 +3,7 @@
 Used by tests/browser/test_pages.py (pytest fixtures at the bottom, imported there explicitly) and by
 bench/bench_ui.py (plain context managers, no pytest needed).
 
-Facts this relies on (reference/streamlit_notes.md §1.9, §2b, checked on this machine):
+Facts this relies on (docs/design.md "Streamlit facts the app relies on"):
   * `GET /_stcore/health` answers `ok` once the server is up;
   * `[data-testid='stApp']` carries `data-test-connection-state` and `data-test-script-state`
     (`initial|running|notRunning`) in a normal server run — streamlit's own `wait_for_app_run`;

@@ -14,7 +14,7 @@ from model.economics import (
 
 
 def test_fast_mode_closed_form_no_kv(lecture_gpu, lecture_deepseek):
-    # DESIGN.md: 6× price for 2.5× speed ⇒ B_std = 2.5·B*, B_fast = B*/6 (B* = 2,400).
+    # docs/design.md "Closed forms": 6× price for 2.5× speed ⇒ B_std = 2.5·B*, B_fast = B*/6 (B* = 2,400).
     s = System(lecture_gpu, lecture_deepseek, deployment=Deployment(chips=72))  # 1.4 TB needs a rack
     fm = fast_mode_batches(s, 2.5, 6.0, context=0)
     assert fm.batch_standard == pytest.approx(6000.0, rel=1e-9)

@@ -78,7 +78,7 @@ class Shown:
 class Step:
     key: str
     title: str
-    video_s: int                        # where in the video (seconds; chapter starts from lecture.md)
+    video_s: int                        # where in the video (seconds; docs/design.md "The lecture's chapters")
     chapter: str                        # the lecture chapter it belongs to
     page: str                           # the chapter page's name (views/__init__.py)
     build: Callable[[View], Shown]

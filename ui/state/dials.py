@@ -1,10 +1,10 @@
 """Dials: every control's URL name, default, parser and widget — and the URL <-> state sync.
 
-The URL contract (DESIGN.md): every dial is a query parameter with a short stable name; values
+The URL contract (docs/design.md "The URL"): every dial is a query parameter with a short stable name; values
 at their defaults stay out of the URL; a garbled, out-of-range or unknown parameter falls back to
 its default with a visible notice naming it; never a traceback.
 
-Mechanism (reference/streamlit_notes.md §1.2, "manual pattern"): on a session's first run each
+Mechanism (docs/design.md "Streamlit facts the app relies on"): on a session's first run each
 dial's value is seeded into `st.session_state` from the URL (parsed and validated here); widgets
 are created with `key=` and no `value=`; at the end of every run the non-default values are
 written back with `st.query_params.from_dict`.

@@ -29,7 +29,7 @@ def test_steps_follow_the_lecture():
     # over-training → prices decoded → memory tiers → context limits.
     assert keys == ["floor", "balance", "fast", "kv", "moe", "pipeline", "scaleup",
                     "training", "prices", "tiers", "context"]
-    # Video moments are chapter starts from reference/lecture.md: 00:31:59 (MoE), 00:47:02 (pipelining),
+    # Video moments are chapter starts (docs/design.md "The lecture's chapters"): 00:31:59 (MoE), 00:47:02 (pipelining),
     # 01:18:49 (over-training), 01:32:52 (long-context memory costs from API pricing).
     by = {s.key: s for s in wk.STEPS}
     assert by["moe"].video_s == 31 * 60 + 59 and by["pipeline"].video_s == 47 * 60 + 2
