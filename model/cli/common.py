@@ -3,8 +3,8 @@ summary of the inputs, and the declarations of which inputs each output uses.
 
 The table (`FLAGS`) is the only place a shared flag is named: the argparse flags, the "missing
 input" errors, the override of a preset's fields, the spec range errors worded with the flag the
-user typed and the reasons beside null outputs are all read from it (docs/design.md, "The command
-line").
+user typed and the reasons beside null outputs are all read from it (the contract: docs/design.md
+"The command line").
 """
 
 from __future__ import annotations

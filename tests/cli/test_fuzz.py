@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from model import cli, presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "4")) * 50
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], print_blob=True)

@@ -14,7 +14,7 @@ import pytest
 from model import calibrate as cal
 from model import cli, presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ITEMS = presets.measurement_presets()
 
 

@@ -1,4 +1,4 @@
-"""The CLI's input contract (DESIGN.md "Contract: the command line"): a subcommand needs only the
+"""The CLI's input contract (docs/design.md "The command line"): a subcommand needs only the
 inputs its output uses.  Every subcommand runs from flags alone (no preset), with values derived by
 hand in the comments; an output whose input is missing is null with a reason; and every
 `python -m model …` example in the README exits 0.
@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from model import cli
-from tests.cli_helpers import run_json
+from tests.cli.helpers import run_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHIP = ["--flops", "1e15", "--hbm-bw", "2e12"]
 MODEL = ["--total-params", "100e9", "--active-params", "10e9"]
 MOE = ["--experts", "64", "--experts-per-token", "4", "--d-model", "4096", "--moe-layers", "30", "--layers", "32"]
@@ -258,7 +258,7 @@ def test_every_readme_example_exits_0(capsys, monkeypatch, argv):
 
 
 def test_the_example_measurements_fit_half_the_bandwidth(capsys):
-    # docs/example_measurements.csv holds the points of tests/test_user_measurements.py: generated at
+    # docs/example_measurements.csv holds the points of tests/presets/test_user_measurements.py: generated at
     # exactly half the ideal bandwidth bound (derivation there), so the fit gives BWU 0.5.
     d = run_json(capsys, "calibrate", "--measurements", str(ROOT / "docs" / "example_measurements.csv"))
     assert d["count"] == 3 and d["bw_util"] == pytest.approx(0.5, rel=5e-3)

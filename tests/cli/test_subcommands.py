@@ -2,7 +2,7 @@
 
 Most tests call `model.cli.main([...])` in-process (fast); a few run the real module in a
 subprocess to check the exit status, the single stderr line and that no traceback escapes.
-Expected values are worked out by hand in the comments (DESIGN.md "The physics"), not by
+Expected values are worked out by hand in the comments (docs/design.md "The physics"), not by
 calling the library, except where a test's point is that the CLI and the library agree.
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # H100-like chip and a dense 70B model with Llama-70B's KV (80 layers · 2 · 8 heads · 128 · 2 B =
 # 327,680 B/token), all from flags: no preset involved.
