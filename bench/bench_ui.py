@@ -14,7 +14,7 @@ st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. sto
   * keypress → LAST chart finished: the last such mutation once the script run has ended and no chart
     has changed for 300 ms (every chart on the page settled).  A chart off screen holds its new figure
     until it is scrolled to (ui/elements/live_chart/index.js), so "last" is the last chart in view, and the
-    table counts the charts held ("held off screen"); `--chart-off defer` times every chart instead;
+    table counts the charts held ("held off screen");
   * p50 and p95 of both, and each page's p50 / the baseline's p50;
   * server CPU per rerun: the server process's user + system CPU time (/proc/<pid>/stat) over the
     page's measured moves, divided by the reruns (one per move);
@@ -117,7 +117,6 @@ class Target:
     redrawn: int = 0                      # the most charts one move redrew (graph divs whose draw count grew)
     held: int = 0                         # the most charts holding a figure off screen after a move
     changed: list[int] = field(default_factory=list)   # the charts the last move redrew (indices)
-    chart_off: tuple[str, ...] = ()       # savings of the chart element turned off in this page
     stock_k: int = 0                      # charts in the stock comparison app (the warm-up's `redrawn`)
 
 
@@ -128,6 +127,9 @@ DRAW_COUNTS_JS = f"""() => [...document.querySelectorAll('{MAIN_PLOTS}')]
     .map(gd => gd.__liveDraws === undefined ? -1 : gd.__liveDraws)"""
 # Charts off screen hold a move's figure until scrolled to (ui/elements/live_chart/index.js): not timed, counted.
 HELD_JS = f"() => [...document.querySelectorAll('{MAIN_PLOTS}')].filter(gd => gd.__liveDeferred).length"
+# While a dial is chosen the page is this tall, so every chart is in view and every chart a dial drives
+# redraws (a chart off screen would hold its figure, and the dial would seem to drive nothing).
+CHOOSING_VIEWPORT = {**VIEWPORT, "height": 16_000}
 
 
 def move(t: Target) -> tuple[float, float] | None:
@@ -197,8 +199,7 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
                 t.skipped = why_not_loaded(t.page, t.url, exc)
                 return
     arm_plot_observer(t.page)
-    set_off = "off => { window.__liveChartOff = off; }"
-    t.page.evaluate(set_off, ["defer", *t.chart_off])   # while choosing: every chart redraws, in view or not
+    t.page.set_viewport_size(CHOOSING_VIEWPORT)
     candidates = dials(t.page)
     if labels is not None:
         candidates = [c for c in candidates if c[1] in labels]
@@ -213,10 +214,10 @@ def prepare(browser, t: Target, labels: tuple[str, ...] | None = None) -> None:
             driven = list(t.changed)
             if move(t) is not None:
                 # The view: the first chart the dial drives, fully in view (scrolled as little as it takes).
+                t.page.set_viewport_size(VIEWPORT)
                 if driven:
                     t.page.locator(MAIN_PLOTS).nth(driven[0]).evaluate(
                         "e => e.scrollIntoView({block: 'nearest'})")
-                t.page.evaluate(set_off, list(t.chart_off))
                 t.redrawn = t.held = 0
                 move(t)                       # there and back again, as measured: counts the charts redrawn
                 move(t)
@@ -250,13 +251,6 @@ def main() -> int:
     ap.add_argument("--moves", type=int, default=24, help="measured moves per page (default 24)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds the moves are split into")
     ap.add_argument("--pages", nargs="*", help="URL paths to measure (default: every page in app.py)")
-    ap.add_argument("--chart-off", default="", metavar="SWITCHES",
-                    help="turn savings of the chart element off in the app's pages, e.g. 'defer' (every "
-                         "chart redraws on a move, off screen too) or 'defer+reuse' (OFF_SWITCHES in "
-                         "ui/elements/live_chart/index.js)")
-    ap.add_argument("--compare-off", default="", metavar="SWITCHES",
-                    help="also time each page with these savings off (on top of --chart-off), in the same "
-                         "rounds: e.g. 'defer' for every chart redrawn against only those in view")
     ap.add_argument("--dial", action="append", default=[], metavar="PATH=LABEL",
                     help="also time page PATH with the dial labelled LABEL (page sliders first, then the "
                          "sidebar's), in the same rounds: e.g. /prices=d_head, a dial further down a page")
@@ -266,16 +260,13 @@ def main() -> int:
     extra_dials = [tuple(d.split("=", 1)) for d in args.dial]
     per_round = math.ceil(args.moves / args.rounds)
     paths = args.pages or app_pages()
-    chart_off = tuple(w for w in args.chart_off.split("+") if w)
-    compare_off = tuple(w for w in args.compare_off.split("+") if w)
 
     import plotly
     import streamlit
 
     print(f"# UI latency bench — {platform.node()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"streamlit {streamlit.__version__}, plotly {plotly.__version__}; "
-          f"ROOFLINE_CHART={os.environ.get('ROOFLINE_CHART', '(unset: in-place element)')}"
-          f"{'; chart savings off: ' + '+'.join(chart_off) if chart_off else ''}")
+          f"ROOFLINE_CHART={os.environ.get('ROOFLINE_CHART', '(unset: in-place element)')}")
     print(f"pages: {' '.join(paths)}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
@@ -290,15 +281,12 @@ def main() -> int:
 
         targets = []
         for path in paths:
-            targets.append(Target(path, app_url + path, app_pid, chart_off=chart_off))
-            if compare_off:
-                targets.append(Target(f"{path} ({'+'.join(compare_off)} off)", app_url + path, app_pid,
-                                      chart_off=(*chart_off, *compare_off)))
+            targets.append(Target(path, app_url + path, app_pid))
         chosen: dict[str, str] = {}
         for path, label in extra_dials:
             name = f"{path} [{label}]"
             chosen[name] = label
-            targets.append(Target(name, app_url + path, app_pid, chart_off=chart_off))
+            targets.append(Target(name, app_url + path, app_pid))
         minimal = Target("minimal app", min_url + "/", min_pid, stock_k=1)
         prepare(browser, minimal, (MIN_LABEL,))
         if minimal.skipped:

@@ -2,7 +2,7 @@
 
     python bench/profile_move.py                                    # /batch, sidebar Batch, 20 moves
     python bench/profile_move.py --page /moe --dial main:"GPUs the expert layer spans"
-    python bench/profile_move.py --variant gc-on-no-freeze:STREAMLIT_RUNNER_POST_SCRIPT_GC=true,ROOFLINE_GC_FREEZE=0 \
+    python bench/profile_move.py --variant gc-on:STREAMLIT_RUNNER_POST_SCRIPT_GC=true \
                                  --variant plotly-chart:ROOFLINE_CHART=plotly --rounds 3
     python bench/profile_move.py --js-profile --threads             # browser JS by script; server CPU by thread
     python bench/profile_move.py --py-spy                           # server stacks (needs `pip install py-spy`)

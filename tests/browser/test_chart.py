@@ -121,8 +121,7 @@ def test_a_dial_move_redraws_each_chart_in_the_same_dom_node(app_page, app_url):
 def test_a_chart_off_screen_redraws_when_scrolled_to(app_page, app_url, chromium_browser):
     """A dial move redraws the charts in view; a chart below the fold holds its new figure
     (__liveDeferred) and draws it, in the same DOM node, when scrolled to: then it shows what a fresh
-    load of the page's URL shows.  Before printing every held chart draws; with the "defer" switch
-    off every chart redraws on the move."""
+    load of the page's URL shows.  Before printing every held chart draws."""
     page = app_page
     watch = Watch(page)
     _open(page, app_url + "/batch")
@@ -156,14 +155,6 @@ def test_a_chart_off_screen_redraws_when_scrolled_to(app_page, app_url, chromium
     assert page.evaluate(f"() => {PLOTS}.some(g => g.__liveDeferred)"), "no chart held a figure"
     page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
     assert page.evaluate(f"() => {PLOTS}.every(g => !g.__liveDeferred)"), "a chart held its figure at print"
-
-    page.evaluate("() => { window.__liveChartOff = ['defer']; }")
-    before = page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)")
-    press_and_time(page, thumb, "ArrowRight")
-    page.wait_for_function(SETTLED_JS)
-    page.wait_for_timeout(300)
-    assert page.evaluate(f"() => {PLOTS}.map(g => g.__liveDraws)") == [d + 1 for d in before]
-    page.evaluate("() => { window.__liveChartOff = []; }")
     watch.assert_clean(page, "off-screen charts")
 
 

@@ -67,17 +67,10 @@ def test_payload_without_orjson_is_the_same(sys70, monkeypatch):
 
 
 @pytest.mark.parametrize("use_orjson", [True, False])
-def test_bench_switches_travel_only_when_set(monkeypatch, use_orjson):
-    """ROOFLINE_CHART_OFF (bench/profile_move.py variants) names browser-side savings to leave out;
-    unset, the message is exactly {config, figure}."""
+def test_the_message_is_config_and_figure_only(monkeypatch, use_orjson):
     if not use_orjson:
         monkeypatch.setattr(live_chart, "orjson", None)
-    fig = odd_figure()
-    monkeypatch.delenv(live_chart.OFF_SWITCH, raising=False)
-    assert set(json.loads(live_chart.payload(fig, {}))) == {"config", "figure"}
-    monkeypatch.setenv(live_chart.OFF_SWITCH, "schema+config")
-    msg = json.loads(live_chart.payload(fig, {}))
-    assert msg["off"] == ["schema", "config"] and msg["figure"] == reference(fig, {})["figure"]
+    assert set(json.loads(live_chart.payload(odd_figure(), {"scrollZoom": False}))) == {"config", "figure"}
 
 
 def test_typed_arrays_are_base64_with_their_shape():

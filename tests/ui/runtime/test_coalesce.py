@@ -8,11 +8,11 @@ import threading
 import pytest
 from streamlit.runtime.app_session import AppSession
 
-from ui.runtime import coalesce
+from ui.runtime import coalesce, streamlit_internals
 
 # Streamlit's own method (an AppTest run in this process may have patched the class already)
-STOCK = coalesce._stock or AppSession.__dict__["_call_soon_on_event_loop"]
-assert STOCK is not coalesce._call_soon_coalesced
+_current = AppSession.__dict__["_call_soon_on_event_loop"]
+STOCK = getattr(_current, "_roofline_stock", _current)
 
 
 class FakeSession:
@@ -25,7 +25,6 @@ class FakeSession:
 @pytest.fixture
 def patched(monkeypatch):
     monkeypatch.setattr(coalesce, "_installed", False)
-    monkeypatch.delenv(coalesce.ENV_SWITCH, raising=False)
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)   # restored after the test
     assert coalesce.install()
     return AppSession._call_soon_on_event_loop
@@ -49,14 +48,9 @@ def _run_until(loop, done, timeout=5.0):
         raise errors[0]
 
 
-@pytest.mark.parametrize("delay_ms", ["0", "2"])
-def test_both_drains_keep_order(delay_ms, monkeypatch):
-    """With the 2 ms gather and without it (ROOFLINE_COALESCE_MS=0)."""
-    monkeypatch.setattr(coalesce, "_installed", False)
-    monkeypatch.setattr(coalesce, "_delay_s", coalesce._delay_s)     # restored after the test
-    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
-    monkeypatch.setenv(coalesce.ENV_DELAY, delay_ms)
-    assert coalesce.install() and coalesce._delay_s == float(delay_ms) / 1e3
+@pytest.mark.parametrize("delay_s", [0.0, 0.002])
+def test_a_drain_keeps_order_with_or_without_a_gather(delay_s, patched, monkeypatch):
+    monkeypatch.setattr(coalesce, "DELAY_S", delay_s)
     loop = asyncio.new_event_loop()
     try:
         session, ran, done = FakeSession(loop), [], loop.create_future()
@@ -71,19 +65,19 @@ def test_both_drains_keep_order(delay_ms, monkeypatch):
         loop.close()
 
 
-def test_install_patches_once_and_can_be_turned_off(monkeypatch):
+def test_install_patches_once(monkeypatch):
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
     monkeypatch.setattr(coalesce, "_installed", False)
-    monkeypatch.setenv(coalesce.ENV_SWITCH, "0")
-    assert not coalesce.install() and AppSession._call_soon_on_event_loop is STOCK
-    monkeypatch.delenv(coalesce.ENV_SWITCH)
     assert coalesce.install() and coalesce.install()
-    assert AppSession._call_soon_on_event_loop is coalesce._call_soon_coalesced
+    patched = AppSession._call_soon_on_event_loop
+    assert patched is not STOCK and patched._roofline_stock is STOCK and coalesce._stock is STOCK
+    monkeypatch.setattr(coalesce, "_installed", False)
+    assert coalesce.install()
+    assert AppSession._call_soon_on_event_loop._roofline_stock is STOCK     # not a patch of the patch
 
 
 def test_a_streamlit_without_the_method_runs_stock(monkeypatch):
     monkeypatch.setattr(coalesce, "_installed", False)
-    monkeypatch.delenv(coalesce.ENV_SWITCH, raising=False)
     monkeypatch.delattr(AppSession, "_call_soon_on_event_loop")
     assert not coalesce.install()
     assert not hasattr(AppSession, "_call_soon_on_event_loop")
@@ -154,17 +148,19 @@ def test_a_failing_callback_is_reported_and_the_rest_still_run(patched):
         loop.close()
 
 
-def test_a_request_from_the_browser_runs_the_queued_events_first(patched):
+def test_a_request_from_the_browser_runs_the_queued_events_first(patched, monkeypatch):
     """handle_backmsg (and request_rerun) see the session as stock Streamlit would: the run's events
     that were queued before the request have been handled."""
+    assert all(hasattr(getattr(AppSession, n), "_roofline_stock") for n in streamlit_internals.BROWSER_ENTRY_POINTS)
     loop = asyncio.new_event_loop()
     try:
         session, order = FakeSession(loop), []
-        assert all(hasattr(getattr(AppSession, n), "_roofline_stock") for n in coalesce.BROWSER_ENTRY_POINTS)
-        recorded = coalesce._drain_first(lambda self, msg: order.append(("backmsg", msg)))
+        monkeypatch.setattr(AppSession, "handle_backmsg", lambda self, msg: order.append(("backmsg", msg)))
+        monkeypatch.setattr(coalesce, "_installed", False)
+        assert coalesce.install()                     # wraps the recording entry point
         for i in range(3):
             patched(session, lambda i=i: order.append(("event", i)))
-        recorded(session, "rerun")                    # on the loop thread, before the gather is over
+        AppSession.handle_backmsg(session, "rerun")   # on the loop thread, before the gather is over
         assert order == [("event", 0), ("event", 1), ("event", 2), ("backmsg", "rerun")]
         done = loop.create_future()
         patched(session, lambda: done.set_result(True))  # the due drain still runs (and finds little)
@@ -178,8 +174,7 @@ def test_a_callback_that_reenters_does_not_run_twice(patched):
     loop = asyncio.new_event_loop()
     try:
         session, ran, done = FakeSession(loop), [], loop.create_future()
-        reenter = coalesce._drain_first(lambda self: ran.append("request"))
-        patched(session, lambda: (ran.append(0), reenter(session)))
+        patched(session, lambda: (ran.append(0), coalesce.drain_queued(session), ran.append("request")))
         patched(session, lambda: ran.append(1))
         patched(session, lambda: done.set_result(True))
         _run_until(loop, done)
@@ -192,7 +187,7 @@ def test_the_entry_points_are_wrapped_once(patched, monkeypatch):
     monkeypatch.setattr(coalesce, "_installed", False)
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
     assert coalesce.install()                       # a second install finds them wrapped already
-    for name in coalesce.BROWSER_ENTRY_POINTS:
+    for name in streamlit_internals.BROWSER_ENTRY_POINTS:
         entry = getattr(AppSession, name)
         assert hasattr(entry, "_roofline_stock") and not hasattr(entry._roofline_stock, "_roofline_stock")
 
@@ -211,7 +206,7 @@ class RunSession(FakeSession):
 
     def _handle_scriptrunner_event_on_event_loop(self, sender, event, *args):
         self.handled.append(event.value)
-        if event.value in coalesce.END_EVENTS and not self.done.done():
+        if event.value in streamlit_internals.RUN_END_EVENTS and not self.done.done():
             self.done.set_result(True)
 
 
@@ -230,25 +225,18 @@ def test_the_end_of_a_run_is_recognised_in_streamlits_own_callback():
         got.clear()
         AppSession._on_scriptrunner_event(Capture(), None, event)
         assert len(got) == 1
-        assert coalesce.ends_run(got[0]) == (event.value in coalesce.END_EVENTS), event
-    assert {"SCRIPT_STOPPED_WITH_SUCCESS", "FRAGMENT_STOPPED_WITH_SUCCESS"} <= {e.value for e in ScriptRunnerEvent}
-    assert not coalesce.ends_run(lambda: None) and not coalesce.ends_run(print)
+        assert streamlit_internals.ends_script_run(got[0]) == (event.value in streamlit_internals.RUN_END_EVENTS), event
+    assert streamlit_internals.RUN_END_EVENTS <= {e.value for e in ScriptRunnerEvent}
+    assert not streamlit_internals.ends_script_run(lambda: None) and not streamlit_internals.ends_script_run(print)
 
 
-@pytest.mark.parametrize("flush", [True, False])
-def test_a_runs_end_is_sent_without_waiting_for_the_gather(flush, monkeypatch):
+def test_a_runs_end_is_sent_without_waiting_for_the_gather(patched, monkeypatch):
     """With a 60 s gather, a run's elements and its end reach the loop at once when the run ends, in
-    order; with the flush off (ROOFLINE_COALESCE_FLUSH=0) they would wait the whole gather, so the 5 s
-    wait times out.  No timing is asserted: only whether they came before the gather ran out."""
+    order (waiting for the gather, the 5 s wait would time out).  No timing is asserted: only whether
+    they came before the gather ran out."""
     from streamlit.runtime.scriptrunner import ScriptRunnerEvent
 
-    monkeypatch.setattr(coalesce, "_installed", False)
-    monkeypatch.setattr(coalesce, "_delay_s", coalesce._delay_s)
-    monkeypatch.setattr(coalesce, "_flush_at_end", coalesce._flush_at_end)
-    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", STOCK)
-    monkeypatch.setenv(coalesce.ENV_DELAY, "60000")
-    monkeypatch.setenv(coalesce.ENV_FLUSH, "1" if flush else "0")
-    assert coalesce.install() and coalesce._flush_at_end is flush
+    monkeypatch.setattr(coalesce, "DELAY_S", 60.0)
     loop = asyncio.new_event_loop()
     try:
         session = RunSession(loop)
@@ -256,13 +244,8 @@ def test_a_runs_end_is_sent_without_waiting_for_the_gather(flush, monkeypatch):
                   ScriptRunnerEvent.SCRIPT_STOPPED_WITH_SUCCESS]
         t = threading.Thread(target=lambda: [AppSession._on_scriptrunner_event(session, None, e) for e in events])
         loop.call_soon(t.start)
-        if flush:
-            _run_until(loop, session.done)
-            assert session.handled == [e.value for e in events]
-        else:
-            with pytest.raises(TimeoutError):
-                _run_until(loop, session.done, timeout=1.0)
-            assert session.handled == []
+        _run_until(loop, session.done)
+        assert session.handled == [e.value for e in events]
         t.join()
     finally:
         loop.close()
