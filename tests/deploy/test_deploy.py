@@ -36,6 +36,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.proto.NewSession_pb2 import Config as SessionConfig
 
+import views
 from bench.bench_load import Client, free_port, health, stop_process_group
 from model.presets import MAX_FILE_BYTES
 from ui.elements.live_chart import chart_protos, figure_of
@@ -286,11 +287,10 @@ def test_dockerignore_rules_follow_docker_semantics():
 
 def test_build_context_holds_the_app_and_nothing_else():
     files = set(context_files())
-    pages = re.findall(r'st\.Page\("([^"]+)"', (ROOT / "app.py").read_text())
-    assert pages, "no st.Page in app.py?"
-    needed = {"app.py", "requirements.txt", ".streamlit/config.toml", *pages}
+    needed = {"app.py", "requirements.txt", ".streamlit/config.toml", *(p.script for p in views.PAGES)}
     for pkg in ("model", "ui", "views"):
-        needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / pkg).glob("*.py")}
+        needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / pkg).rglob("*.py")}
+        needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / pkg).rglob("*.js")}
     needed |= {p.relative_to(ROOT).as_posix() for p in (ROOT / "presets").glob("*.yaml")}
     assert not needed - files, f"dropped by .dockerignore but needed: {sorted(needed - files)}"
     for path in ("tests/deploy/test_deploy.py", "bench/bench_ui.py", ".git/HEAD", "requirements-dev.txt",
