@@ -109,7 +109,8 @@ class Flag:
     def dest(self) -> str:
         return self.flag[2:].replace("-", "_")
 
-    def add_to(self, p: argparse.ArgumentParser | argparse._ArgumentGroup, **override: Any) -> None:
+    def add_to(self, p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+        """The argparse flag: its range check, choices, default and help."""
         kw: dict[str, Any] = {"help": self.help}
         if self.lo is not None:
             kw["type"] = number(self.flag, self.lo, lo_open=self.lo_open, hi=self.hi, integer=self.integer)
@@ -119,7 +120,7 @@ class Flag:
             kw["default"] = self.default
         if self.metavar is not None:
             kw["metavar"] = self.metavar
-        p.add_argument(self.flag, **{**kw, **override})
+        p.add_argument(self.flag, **kw)
 
 
 _CHIPS_HELP = ("chips working on one step, C (default: the smallest power of two whose HBM holds the weights and "
@@ -248,12 +249,17 @@ def missing_reason(key: str, what: str) -> str:
 
 
 def null_missing(data: dict[str, Any], a: argparse.Namespace, uses: Iterable[Uses]) -> list[str]:
-    """Sets to null every output that uses a hardware figure left out; returns the reasons, in order."""
+    """Sets to null every output that uses a hardware figure left out; returns the reasons, in order.
+
+    The other optional inputs (the KV figure, the links, the active parameters) leave their outputs
+    undefined where they are computed; the subcommand says why there.
+    """
     reasons = []
     for u in uses:
-        key = BY_FLAG[u.flag].field
-        if BY_FLAG[u.flag] not in HW_FIGURES or not missing(a, key):
+        f = BY_FLAG.get(u.flag)
+        if f not in HW_FIGURES or not missing(a, f.field):
             continue
+        key = f.field
         for path in u.outputs:
             *parents, last = path.split(".")
             for holder in _holders(data, parents):
