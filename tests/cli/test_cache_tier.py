@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model import cli
-from tests.cli.helpers import run_json
+from tests.cli.helpers import run_error, run_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,16 +24,6 @@ TIER_KEYS = {"key", "name", "medium", "capacity_bytes", "bandwidth_bytes_per_s",
 KV = 327_680.0
 
 
-
-
-def run_error(capsys, *argv: str) -> str:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 2, (code, out, err)
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 def test_json_keys_and_costs_by_hand(capsys):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from model import cli
-from tests.cli.helpers import run_json
+from tests.cli.helpers import run_error, run_json, run_text
 
 ROOT = Path(__file__).resolve().parents[2]
 CHIP = ["--flops", "1e15", "--hbm-bw", "2e12"]
@@ -27,22 +27,6 @@ MOE = ["--experts", "64", "--experts-per-token", "4", "--d-model", "4096", "--mo
 LINKS = ["--scaleup-bw", "400e9", "--scaleout-bw", "50e9", "--domain", "8"]
 
 
-
-
-def run_text(capsys, *argv: str) -> str:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return out
-
-
-def run_error(capsys, *argv: str) -> str:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "", (code, out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 # ---------------------------------------------------------------- step

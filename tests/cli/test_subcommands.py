@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets
+from model import Deployment, Precision, System, auto_chips, decode_step, presets
+from tests.cli.helpers import run, run_error, run_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,34 +30,6 @@ FLAGS = H100_FLAGS + DENSE70_FLAGS
 ROW_KEYS = {"batch", "context", "t_matmul_s", "t_attn_s", "t_weights_s", "t_kv_s", "t_comm_s", "t_step_s",
             "bound", "tokens_per_s_per_user", "tokens_per_s", "tokens_per_s_per_chip", "usd_per_mtok",
             "hbm_bytes_per_chip", "fits"}
-
-
-def _no_nan(token: str):
-    raise AssertionError(f"JSON holds {token}: non-finite values must be null")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv: str) -> dict:
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    assert err == ""
-    return json.loads(out, parse_constant=_no_nan)  # strict: NaN / Infinity are not JSON
-
-
-def run_error(capsys, *argv: str) -> str:
-    """Exit 2, nothing on stdout, exactly one line on stderr; returns that line."""
-    code, out, err = run(capsys, *argv)
-    assert code == 2, (code, out, err)
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 # ---------------------------------------------------------------- step

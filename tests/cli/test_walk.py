@@ -23,7 +23,6 @@ The made-up system keeps the arithmetic round (as in test_inputs.py):
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path as FilePath
 from typing import Any
@@ -32,6 +31,7 @@ import pytest
 
 from model import cli
 from model.cli.common import BY_FLAG, Path
+from tests.cli.helpers import run_error, run_json, run_text
 
 ROOT = FilePath(__file__).resolve().parents[2]
 
@@ -104,18 +104,10 @@ def _drop(argv: list[str], flag: str) -> list[str]:
     return argv[:i] + argv[i + 2:]
 
 
-def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
-    code = cli.main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _json(capsys, argv: list[str]) -> dict[str, Any]:
-    code, out, err = _run(capsys, [*argv, "--json"])
-    assert code == 0 and err == "", (argv, err)
-    text_code, text, _ = _run(capsys, argv)
-    assert text_code == 0 and text.strip(), argv
-    return json.loads(out)
+    """The JSON of a command line that exits 0, as text too."""
+    assert run_text(capsys, *argv).strip(), argv
+    return run_json(capsys, *argv)
 
 
 def _leaves(x: Any, at: tuple = ()) -> dict[tuple, Any]:
@@ -191,10 +183,8 @@ def test_a_path_from_flags_alone(capsys, walk):
     for flag in given[::2]:
         dropped = _drop(argv, flag)
         if flag in path.needs:
-            code, out, err = _run(capsys, dropped)
-            lines = err.strip().splitlines()
-            assert code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("error: "), (dropped, err)
-            assert _names(lines[0], NAMED_INSTEAD.get((name, flag), flag)), (flag, lines[0])
+            line = run_error(capsys, *dropped)
+            assert line.startswith("error: ") and _names(line, NAMED_INSTEAD.get((name, flag), flag)), (flag, line)
             continue
         d = _json(capsys, dropped)
         leaves = _leaves(d)
@@ -255,5 +245,4 @@ def test_overtrain_needs_no_active_params_for_the_token_counts(capsys):
     d = _json(capsys, [*argv, "--active-params", "10e9"])
     assert d["chinchilla_tokens"] == pytest.approx(2e11) and d["overtrain_factor"] == pytest.approx(1296.0)
     assert "reason" not in d
-    code, text, _ = _run(capsys, argv)
-    assert code == 0 and "note: chinchilla_tokens and overtrain_factor need" in text
+    assert "note: chinchilla_tokens and overtrain_factor need" in run_text(capsys, *argv)
