@@ -19,6 +19,8 @@ class Page:
     title: str          # the navigation's entry
     heading: str        # the page's own title, at its top
     section: str        # the navigation menu it sits in (one of SECTIONS)
+    prefix: str = ""    # the start of the page's own URL keys (its dials), e.g. "pr_"; "" for the older
+                        # pages whose keys ui/state/dials.py lists one by one
     charts: bool = True  # False: a page without a chart (an editor)
 
     @property
@@ -32,26 +34,39 @@ class Page:
 
 
 PAGES: tuple[Page, ...] = (
-    Page("batch", "Batch: why tokens cost what they cost", "Why tokens cost what they cost", "Serving"),
-    Page("fast-mode", "Fast mode: speed for price", "Fast mode: buying speed with price", "Serving"),
-    Page("kv-cache", "KV cache and context", "KV cache: why long context costs more", "Serving"),
-    Page("context", "Context limits: why context stalled", "Context limits: why context stalled near 100–200k",
-         "Serving"),
-    Page("scale-up", "Scale-up domain: bigger racks buy bandwidth", "Scale-up domain: bigger racks buy bandwidth",
-         "Cluster"),
-    Page("moe", "MoE layout across the rack", "MoE layout: one rack bounds an expert layer", "Cluster"),
-    Page("pipeline", "Pipelining: capacity, not bandwidth", "Pipelining: capacity, not bandwidth", "Cluster"),
-    Page("prices", "Prices decoded: what API prices reveal", "Prices decoded: what API prices reveal", "Economics"),
-    Page("memory-tiers", "Memory tiers: where a prompt cache lives", "Memory tiers: where a prompt cache lives",
-         "Economics"),
-    Page("training", "Training tokens: over-training pays", "Training tokens: over-training pays", "Economics"),
-    Page("remat", "Rematerialisation: compute for memory", "Rematerialisation: spend compute to save memory",
-         "Economics"),
-    Page("walkthrough", "Walkthrough: the lecture in steps", "Walkthrough", "Tools"),
+    # name            navigation title / the page's own heading / section / URL-key prefix
+    Page("batch", "Batch: why tokens cost what they cost",
+         "Why tokens cost what they cost", "Serving"),
+    Page("fast-mode", "Fast mode: speed for price",
+         "Fast mode: buying speed with price", "Serving"),
+    Page("kv-cache", "KV cache and context",
+         "KV cache: why long context costs more", "Serving"),
+    Page("speculative", "Speculative decoding: tokens per step",
+         "Speculative decoding: more tokens per step", "Serving", prefix="sd_"),
+    Page("context", "Context limits: why context stalled",
+         "Context limits: why context stalled near 100–200k", "Serving", prefix="cx_"),
+    Page("scale-up", "Scale-up domain: bigger racks buy bandwidth",
+         "Scale-up domain: bigger racks buy bandwidth", "Cluster"),
+    Page("moe", "MoE layout across the rack",
+         "MoE layout: one rack bounds an expert layer", "Cluster"),
+    Page("pipeline", "Pipelining: capacity, not bandwidth",
+         "Pipelining: capacity, not bandwidth", "Cluster"),
+    Page("prices", "Prices decoded: what API prices reveal",
+         "Prices decoded: what API prices reveal", "Economics", prefix="pr_"),
+    Page("memory-tiers", "Memory tiers: where a prompt cache lives",
+         "Memory tiers: where a prompt cache lives", "Economics", prefix="mt_"),
+    Page("training", "Training tokens: over-training pays",
+         "Training tokens: over-training pays", "Economics", prefix="tt_"),
+    Page("remat", "Rematerialisation: compute for memory",
+         "Rematerialisation: spend compute to save memory", "Economics", prefix="rm_"),
+    Page("walkthrough", "Walkthrough: the lecture in steps",
+         "Walkthrough", "Tools", prefix="wk_"),
     Page("reality", "Reality check: measured serving vs the roofline",
-         "Reality check: measured serving vs the roofline", "Tools"),
-    Page("compare", "Compare configurations", "Compare configurations", "Tools"),
-    Page("custom", "Custom chips and models", "Custom chips and models", "Tools", charts=False),
+         "Reality check: measured serving vs the roofline", "Tools", prefix="rc_"),
+    Page("compare", "Compare configurations",
+         "Compare configurations", "Tools", prefix="cmp_"),
+    Page("custom", "Custom chips and models",
+         "Custom chips and models", "Tools", prefix="cu_", charts=False),
 )
 BY_NAME: dict[str, Page] = {p.name: p for p in PAGES}
 DEFAULT = "batch"   # `/` opens this page (at its own path)

@@ -20,6 +20,7 @@ from typing import Any
 
 import streamlit as st
 
+import views
 from model import presets
 from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 
@@ -291,10 +292,9 @@ PAGE_KEYS = ("fm", "offer", "S", "Pm", "bs", "bf", "sa", "knee", "tier", "na",
              "g", "e", "k", "ab", "tw", "hop_us",
              # pipelining page
              "p", "hop", "mb", "cut")
-# Newer pages name their dials with a page prefix, so pages can be added without editing this list:
-# prices decoded, memory tiers, context limits, training tokens, rematerialisation, reality check,
-# walkthrough, compare, custom chips/models.
-PAGE_KEY_PREFIXES = ("pr_", "mt_", "cx_", "tt_", "rm_", "rc_", "wk_", "cmp_", "cu_")
+# Newer pages name their dials with a page prefix, declared with the page (views/__init__.py), so a page
+# can be added without editing this module.
+PAGE_KEY_PREFIXES = tuple(p.prefix for p in views.PAGES if p.prefix)
 
 
 def is_page_key(key: str) -> bool:
