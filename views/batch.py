@@ -7,7 +7,7 @@ from model import decode_step, system_balance_batch
 from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import params, tex_int, tex_num
+from ui.equations import batch as eq
 from ui.figures import batch as figures
 from ui.format import bytes_, number, seconds, usd
 from ui.state.dials import BATCH_OPTIONS
@@ -51,36 +51,9 @@ metrics.grid([
 
 st.markdown("**The balance batch** — weight fetch time equals matmul time (KV ignored): "
             "the lecture's *≈ 300 × sparsity*.")
-latex(rf"B^* = \frac{{F \cdot W}}{{2\,N_a\cdot bw}} = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}"
-      rf"\cdot\frac{{\text{{bytes/param}}}}{{2}} = {F / bw:.0f} \times {s.model.sparsity:.3g}"
-      rf" \times \frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {tex_int(b_star0)}")
-kv_t = float(s.kv_read(T)) if T > 0 else 0.0
-# one latex() line for both cases: an equation's element is keyed by the line that draws it
-latex(rf"B^*(T{{=}}{tex_int(T)}) = \frac{{W/bw}}{{2N_a/F - kv(T)/bw}} = "
-      rf"\frac{{{tex_num(s.weight_bytes / bw, 's')}}}{{{tex_num(2 * s.model.active_params / F, 's')} - "
-      rf"{tex_num(kv_t / bw, 's')}}} = {tex_int(b_star_kv)}" if np.isfinite(b_star_kv) else
-      rf"\frac{{kv(T)}}{{bw}} = {tex_num(kv_t / bw, 's')} \;\ge\; \frac{{2N_a}}{{F}} = "
-      rf"{tex_num(2 * s.model.active_params / F, 's')}\quad\Rightarrow\quad"
-      r"\text{memory-bound at every batch}")
-# The step time as the roofline mode in force combines it (docs/design.md "The physics",
-# model.roofline.combine), each side with today's number: the printed terms give the printed t_step.
-# t_comm and the pipeline hops appear only when they are not zero.
-t_mm, t_w, t_kv, t_at = (float(now.t_matmul_s), float(now.t_weights_s), float(now.t_kv_s), float(now.t_attn_s))
-t_cm, t_hop = float(now.t_comm_s), float(now.t_hops_s)
-comm_sym, comm_num = (r",\ t_{comm}", rf",\ {tex_num(t_cm, 's')}") if t_cm > 0 else ("", "")
-hop_sym, hop_num = (r" + P\,t_{hop}", rf" + {tex_num(t_hop, 's')}") if t_hop > 0 else ("", "")
-if s.deployment.mode == "per-phase":
-    step_sym = (rf"\max\Big(\tfrac{{2 N_a B}}{{C F}},\ \tfrac{{W}}{{C\,bw}}{comm_sym}\Big) + "
-                r"\max\Big(\tfrac{B\,\mathrm{attn}(T)}{C F},\ \tfrac{B\,kv(T)}{C\,bw}\Big)")
-    step_num = (rf"\max({tex_num(t_mm, 's')},\ {tex_num(t_w, 's')}{comm_num}) + "
-                rf"\max({tex_num(t_at, 's')},\ {tex_num(t_kv, 's')})")
-else:
-    step_sym = rf"\max\Big(\tfrac{{2 N_a B}}{{C F}},\ \tfrac{{W + B\,kv(T)}}{{C\,bw}}{comm_sym}\Big)"
-    step_num = rf"\max({tex_num(t_mm, 's')},\ {tex_num(t_w + t_kv, 's')}{comm_num})"
-P = s.deployment.pipeline_stages
-latex(rf"t_{{step}} = {step_sym}{hop_sym} = {step_num}{hop_num} = {tex_num(float(now.t_step_s), 's')}"
-      rf"\allowbreak\quad(N_a = {params(s.model.active_params)},\ W = {tex_num(s.weight_bytes, 'B')},\ "
-      rf"C = {C:g}" + (rf",\ P = {P}" if P > 1 else "") + ")")
+latex(eq.balance_batch(s), key="batch.balance")
+latex(eq.balance_batch_kv(s, T), key="batch.balance_kv")
+latex(eq.step_time(s, B, T), key="batch.step")
 
 per_phase = s.deployment.mode == "per-phase"
 c1, c2 = st.columns(2)

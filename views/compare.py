@@ -19,7 +19,7 @@ from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
 from ui.elements import export
 from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
-from ui.equations import tex_int, tex_num
+from ui.equations import batch as eq
 from ui.figures import compare as fig_compare
 from ui.figures.compare import CONFIG_COLORS, CONFIG_SYMBOLS, SLOTS, Config, Curve
 from ui.format import number, seconds, tokens, usd
@@ -258,28 +258,13 @@ st.caption("B*: the batch where matmul time equals memory time (lecture §2.2: �
            "within C chips' HBM. ⚠: an uncertain preset figure feeds the column.")
 
 # ---------------------------------------------------------------- the equations with each config's numbers
-def tex_time(t: float) -> str:
-    """Seconds for KaTeX, in ms below one second (floors sit in the ms range)."""
-    return rf"{t * 1e3:.3g}\,\text{{ms}}" if 0 < t < 1 else tex_num(t, "s")
-
-
-eq_b = [r"B^* &= \frac{F}{bw}\cdot\frac{N}{N_a}\cdot\frac{\text{bytes/param}}{2}"]
-eq_f = [r"t_{floor} &= \frac{W}{C\cdot bw}"]
-for i, v in views.items():
-    s = v.system
-    F, bw = s.flops, s.hbm_bandwidth
-    eq_b.append(rf"B^*_{i} &= {F / bw:.0f} \times {s.model.sparsity:.3g} \times "
-                rf"\frac{{{s.precision.weight_bytes_per_param:g}}}{{2}} = {tex_int(res[i]['b0'])}")
-    eq_f.append(rf"t_{{floor,{i}}} &= \frac{{{tex_num(s.weight_bytes, 'B')}}}{{{v.chips:g} \times "
-                rf"{tex_num(bw, 'B/s')}}} = {tex_time(res[i]['floor'])}")
-STRUT = r"\rule[-10pt]{0pt}{10pt}"          # keeps KaTeX from clipping a last-row fraction's denominator
 c1, c2 = st.columns(2)
 c1.markdown("**Balance batch** — weight fetch time = matmul time, KV ignored (lecture §2.2):")
 with c1:
-    latex(r"\begin{aligned}" + r" \\ ".join(eq_b) + STRUT + r"\end{aligned}")
+    latex(eq.balance_batch_table({i: v.system for i, v in views.items()}), key="compare.balance")
 c2.markdown("**Latency floor** — every weight read once per step, over C chips' bandwidth (§1.2, §1.7):")
 with c2:
-    latex(r"\begin{aligned}" + r" \\ ".join(eq_f) + STRUT + r"\end{aligned}")
+    latex(eq.latency_floor_table({i: v.system for i, v in views.items()}), key="compare.floor")
 
 
 # ---------------------------------------------------------------- charts

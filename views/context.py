@@ -29,7 +29,8 @@ from model.presets import hardware_presets
 from ui.elements import export, metrics, tables
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import params, tex_int, tex_num
+from ui.equations import context as eq
+from ui.equations import kv_cache as eq_kv
 from ui.figures import context as fig_context
 from ui.figures.context import Curve, Series
 from ui.format import bytes_, number, seconds, tokens, usd
@@ -164,23 +165,11 @@ st.markdown("**Where the KV read overtakes compute** (lecture §2.5, [01:32:52](
             f"{VIDEO})): set one sequence's KV read per step equal to its matmul time. Only the chip's "
             f"FLOP/s per byte/s enters: F/bw = {F / bw:,.0f} FLOP/B on {short_name(hw.name)} at "
             f"{s.precision.compute}. How much that ratio moved from chip to chip is charted below.")
+latex(eq_kv.compute_crossover(s), key="context.compute")
+latex(eq.reference_crossover(s, na_ref, kv_ref), key="context.reference")
 if not windowed:
-    latex(rf"T_c = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
-          rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
-          rf"{tex_int(tc['dense'])}\ \text{{tokens}}")
-else:
-    latex(rf"kv(T_c) = {tex_num(kv_tok, 'B')}\cdot T_c + {tex_num(kv.window_bytes_per_token, 'B')}\cdot"
-          rf"\min(T_c, {tex_int(kv.window_tokens)}) = \frac{{2\,N_a\cdot bw}}{{F}} = "
-          rf"{tex_num(2 * Na * bw / F, 'B')}\;\Rightarrow\; T_c = {tex_int(tc['dense'])}\ \text{{tokens}}")
-latex(rf"T_c^{{ref}} = \frac{{2 \times {params(na_ref)}}}{{(F/bw) \times kv^{{ref}}_{{tok}}}} = "
-      rf"\frac{{2 \times {params(na_ref)}}}{{{F / bw:,.0f} \times {tex_num(kv_ref.full_bytes_per_token, 'B')}}}"
-      rf" = {tex_int(tc_ref)}\ \text{{tokens}}\quad\text{{(the lecture's frontier model on this chip)}}")
-if not windowed:
-    latex(rf"T_c(f) = \frac{{T_c}}{{f}} = \frac{{{tex_int(tc['dense'])}}}{{{f_now:g}}} = {tex_int(tc['fraction'])}"
-          rf"\qquad T_c(\sqrt{{\ }}) = \frac{{T_c^2}}{{K}} = \frac{{{tex_int(tc['dense'])}^2}}{{{tex_int(knee)}}}"
-          rf" = {tex_int(tc['sqrt'])}" + (r"\ (T_c \le K\text{: every token read})" if tc["dense"] <= knee else ""))
-    latex(rf"T_w = \frac{{W}}{{B\cdot kv_{{tok}}}} = \frac{{{tex_num(W, 'B')}}}{{{B:g} \times "
-          rf"{tex_num(kv_tok, 'B')}}} = {tex_int(t_w)}\ \text{{tokens}}")
+    latex(eq.sparse_crossovers(s, f_now, knee), key="context.sparse")
+    latex(eq_kv.weights_crossover(s, B), key="context.weights")
 else:
     st.caption("Windowed layers add a fixed amount per sequence, so the sparse and weight crossovers have no "
                f"closed form here: the model solves kv(T) = target numerically (f = {f_now:g}: "

@@ -14,7 +14,8 @@ from ui.elements import export, metrics, tables
 from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import params, tex_num
+from ui.equations import batch as eq_batch
+from ui.equations import fast_mode as eq
 from ui.figures.fast_mode import FAST_COLOR, STANDARD_COLOR, batch_text, fast_mode_curves
 from ui.format import bytes_, number, seconds, tokens, usd
 from ui.state import dials
@@ -138,11 +139,6 @@ def _times_b_star(batch_, over):
     return f"{batch_ / b_star0:.3g} × B*₀ (B*(T) = ∞)"
 
 
-def _tex_n(x: float) -> str:
-    """A batch for KaTeX: thousands separators braced so the comma is not spaced as punctuation."""
-    return batch_text(x).replace(",", "{,}")
-
-
 # ---------------------------------------------------------------- metrics
 QUIET = {"delta_color": "off", "delta_arrow": "off"}
 metrics.grid([
@@ -227,16 +223,12 @@ st.caption(f"Time per output token (left, or above) and cost per million output 
 
 # ---------------------------------------------------------------- the equations with today's numbers
 st.subheader("The equations, with today's numbers")
-latex(rf"B^* = \frac{{F\,W}}{{2\,N_a\,bw}} = \frac{{{tex_num(F, 'FLOP/s')} \times {tex_num(s.weight_bytes, 'B')}}}"
-      rf"{{2 \times {params(s.model.active_params)} \times {tex_num(bw, 'B/s')}}} = {_tex_n(b_star0)}"
-      r"\qquad\text{(balance batch, no KV)}")
+latex(eq_batch.balance_batch(s) + r"\qquad\text{(balance batch, no KV)}", key="fast-mode.balance")
 if ss["fm"] == "quote":
     st.markdown("**No KV (the lecture's case).** The fast batch sits on the latency floor (weight-bound), the "
                 "standard batch on the compute line, so speed scales as $B_{std}/B^*$ and price as "
                 "$B^*/B_{fast}$:")
-    bf0 = b_star0 / Pm
-    latex(rf"B_{{std}} = S\cdot B^* = {S:.3g} \times {_tex_n(b_star0)} = {_tex_n(S * b_star0)},\qquad "
-          rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = \frac{{{_tex_n(b_star0)}}}{{{Pm:.3g}}} = {_tex_n(bf0)}")
+    latex(eq.no_kv(s, S, Pm), key="fast-mode.no_kv")
     no_ref = st.container()         # a fixed slot: a note that comes and goes leaves the elements below in place
     if ref0 is not None and ref0.batch_standard is None:
         no_ref.caption(f"Even without KV there is no such fast mode here: {ref0.reason}.")
@@ -244,23 +236,11 @@ if ss["fm"] == "quote":
                 "t(B) is no longer two straight lines meeting at $B^*$; the pair is solved **numerically** "
                 "(model.economics.fast_mode_batches)"
                 + (" on the per-phase roofline" if mode == "per-phase" else "") + ":")
-    lhs = (r"t(B) = \max\!\Big(\tfrac{2N_aB}{CF},\ \tfrac{W + B\,kv(T)}{C\,bw}\Big)" if mode == "lecture" else
-           r"t(B) = \max\!\Big(\tfrac{2N_aB}{CF},\ \tfrac{W}{C\,bw}\Big) + \max\!\Big(t_{attn},\ "
-           r"\tfrac{B\,kv(T)}{C\,bw}\Big)")
-    # one latex() line for both outcomes: an equation's element is keyed by the line that draws it
-    latex(lhs + (rf",\quad \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = S,\ \ \frac{{B_{{std}}}}{{B_{{fast}}}} = "
-                 rf"S\,P_m \;\Rightarrow\; B_{{std}} = {_tex_n(fm.batch_standard)},\ "
-                 rf"B_{{fast}} = {_tex_n(fm.batch_fast)}" if solved else
-                 r",\quad \frac{t(B_{std})}{t(B_{fast})} = S,\ \ \frac{B_{std}}{B_{fast}} = S\,P_m"
-                 r"\;\Rightarrow\;\text{no solution}"))
+    latex(eq.solved(s, fm), key="fast-mode.solved")
 else:
     st.markdown(f"**Chosen batches at T = {tokens(T)}** (kv(T) = {bytes_(kv_t)} per sequence per step): the "
                 "speedup is the ratio of step times, the price multiple the ratio of step time per token.")
-    latex(rf"S = \frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = \frac{{{tex_num(fm.t_step_standard_s, 's')}}}"
-          rf"{{{tex_num(fm.t_step_fast_s, 's')}}} = {fm.speedup:.3g},\qquad "
-          rf"P_m = \frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = "
-          rf"\frac{{{tex_num(fm.t_step_fast_s, 's')}/{B_fast_pick:g}}}{{{tex_num(fm.t_step_standard_s, 's')}"
-          rf"/{B_std_pick:g}}} = {fm.price_multiple:.3g}")
+    latex(eq.chosen(fm), key="fast-mode.chosen")
 memory_bound = st.container()       # fixed slot, as above (this note comes and goes with the context dial)
 if not np.isfinite(b_star):
     memory_bound.caption(f"At T = {tokens(T)} the KV read per sequence ({bytes_(kv_t)}) costs more bandwidth time "

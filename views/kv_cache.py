@@ -9,7 +9,7 @@ from model.specs import DTYPE_BYTES
 from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import params, tex_int, tex_num
+from ui.equations import kv_cache as eq
 from ui.figures import batch as figures
 from ui.figures import kv_cache as fig_kv
 from ui.format import bytes_, number, tokens, usd
@@ -128,26 +128,9 @@ metrics.grid([
 # ---------------------------------------------------------------- equations with today's numbers
 st.markdown("**Two crossover contexts.** Where the KV read of the whole batch equals the weight read, and "
             "where one sequence's KV read equals its matmul time (then no batch can be compute-bound).")
-if closed_form:
-    latex(rf"T_\times = \frac{{W}}{{B\cdot kv_{{tok}}}} = \frac{{{tex_num(W, 'B')}}}"
-          rf"{{{B:g} \times {tex_num(kv_tok, 'B')}}} = {tex_int(t_cross)}\ \text{{tokens}}")
-    latex(rf"T_{{never}} = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2 \times {params(Na)} \times "
-          rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_num(kv_tok, 'B')}}} = "
-          rf"{tex_int(t_never)}\ \text{{tokens}}")
-else:
-    reads = []
-    if sparse:
-        reads.append(rf"{tex_num(kv_tok, 'B')}\cdot\sqrt{{K\,T}}\ (T > K = {tex_int(knee)})")
-    else:
-        reads.append(rf"{tex_num(kv_tok, 'B')}\cdot T")
-    if windowed:
-        reads.append(rf"{tex_num(kv.window_bytes_per_token, 'B')}\cdot\min(T, {tex_int(kv.window_tokens)})")
-    latex(r"kv(T) = " + " + ".join(reads))
-    latex(rf"kv(T_\times) = \frac{{W}}{{B}} = \frac{{{tex_num(W, 'B')}}}{{{B:g}}} = {tex_num(W / B, 'B')}"
-          rf"\;\Rightarrow\; T_\times = {tex_int(t_cross)}\ \text{{tokens}}")
-    latex(rf"kv(T_{{never}}) = \frac{{2\,N_a\cdot bw}}{{F}} = \frac{{2 \times {params(Na)} \times "
-          rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')}}} = {tex_num(2 * Na * bw / F, 'B')}"
-          rf"\;\Rightarrow\; T_{{never}} = {tex_int(t_never)}\ \text{{tokens}}")
+latex(eq.weights_crossover(s, B), key="kv-cache.weights")
+latex(eq.compute_crossover(s), key="kv-cache.compute")
+if not closed_form:
     st.caption("No closed form here" + (" (windowed layers add a fixed amount per sequence)" if windowed else "")
                + (" (sparse reads grow like √T)" if sparse else "") + ": the model solves kv(T) = target numerically.")
 if s.deployment.mode == "per-phase":
@@ -209,9 +192,7 @@ else:
         f"{usd(offer.long_context_input_usd_per_mtok)} input and {usd(offer.output_usd_per_mtok)} → "
         f"{usd(offer.long_context_output_usd_per_mtok)} output per Mtok above **{tokens(thr)}** tokens "
         f"(×{step_in:.2g} and ×{step_out:.2g}). Source: {src}.")
-    latex(rf"kv_{{tok}} = \frac{{2\,N_a\cdot bw}}{{F\cdot T_{{tier}}}} = \frac{{2 \times {params(na)} \times "
-          rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')} \times {tex_int(thr)}}} = "
-          rf"{tex_int(implied)}\ \text{{B/token}}")
+    latex(eq.tier_kv(s, na, thr), key="kv-cache.tier")
     metrics.grid([
         Metric("Implied KV per token", f"{implied:,.0f} B",
                help=f"Bytes, read as KV stored at the compute dtype ({cd}): Na = {number(na)}, "

@@ -35,7 +35,7 @@ from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.elements.section import section
-from ui.equations import params, tex_int, tex_num
+from ui.equations import memory_tiers as eq
 from ui.figures import memory_tiers as fig_tiers
 from ui.format import bytes_, duration, tokens, usd
 from ui.state.dials import choice_dial, number_dial, page_dial
@@ -60,27 +60,6 @@ TIER_CODES = {"hbm": "hbm", "dram": "ddr", "flash": "fl", "disk": "hd"}
 EDIT_FIELDS = (("gb", "capacity_bytes", "capacity [GB]", 1e9, (1e-3, 1e7)),
                ("gbs", "bandwidth_bytes_per_s", "bandwidth [GB/s]", 1e9, (1e-4, 1e6)),
                ("usd", "usd_per_hour", "cost [USD/h]", 1.0, (1e-5, 1e4)))
-
-
-def tex_time(t: float) -> str:
-    return rf"\text{{{duration(t)}}}"
-
-
-def tex_s(t: float) -> str:
-    """A hold time in seconds (it multiplies a rate in $/s)."""
-    return rf"{t:g}\,\text{{s}}" if t >= 1e-3 else tex_num(t, "s")
-
-
-def tex_usd(x: float) -> str:
-    """A small dollar amount for KaTeX: 1.17e-07 → '1.17 \\times 10^{-7}\\,\\$'."""
-    if not np.isfinite(x):
-        return r"\infty"
-    if x == 0:
-        return r"0\,\$"
-    e = int(np.floor(np.log10(abs(x))))
-    if -2 <= e <= 3:
-        return rf"{x:.3g}\,\$"
-    return rf"{x / 10 ** e:.3g}\times 10^{{{e}}}\,\$"
 
 
 view = current_view()
@@ -171,10 +150,7 @@ for tier, ch in zip(tiers, edited):
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 left, right = st.columns([1, 1.2])
 with left:
-    lines = [rf"\text{{{label(t)}}}: &\ \frac{{{tex_num(t.capacity_bytes, 'B')}}}"
-             rf"{{{tex_num(t.bandwidth_bytes_per_s, 'B/s')}}} = {tex_time(t.drain_s)}" for t in tiers]
-    latex(r"\begin{aligned}t_{drain} &= \frac{\text{capacity}}{\text{bandwidth}}\\ " + r"\\ ".join(lines)
-          + r"\end{aligned}")
+    latex(eq.drain_times(tiers, [label(t) for t in tiers]), key="memory-tiers.drain")
     with st.expander("Sources and dates of these figures"):
         for tier in tiers:
             st.markdown(f"**{tier.name}**")
@@ -242,10 +218,7 @@ def request_cost(s: System, L: float, B: float, tb: Tier, tier_usd_now: float, h
                          help=f"{offer.name}: (1−h)·L at input, h·L at cache hit, O at output; write premiums "
                               "left out."))
     metrics.grid(m3, columns=4)
-    latex(rf"\begin{{aligned}}\text{{cost}}(h) &= \text{{prefill}}\big((1-h)\,L\big) + \text{{decode}}(O) + "
-          rf"h\,L\,c_{{\text{{{label(tb)}}}}}(t)\\ &= {tex_usd(float(cr.usd_prefill[-1]))} + "
-          rf"{tex_usd(float(cr.usd_decode[-1]))} + {h_now:.3g}\times{tex_int(L)}\times{tex_usd(tier_usd_now)}"
-          rf" = {tex_usd(now_total)}\end{{aligned}}")
+    latex(eq.request_cost(s, L, out_tokens, h_now, label(tb), tier_usd_now, B), key="memory-tiers.request")
     fig = fig_tiers.request_vs_hit(HIT_GRID, parts, list_pct, h_now=h_now,
                                    total_now_pct=now_total / base_total * 100,
                                    list_name=(offer.model or offer.name) if offer is not None else "",
@@ -302,20 +275,7 @@ def hold_or_recompute(s: System, B: float, T: float, tiers: list[Tier], kv: floa
     ], columns=4)
 
     tb = tiers[k_tier]
-    p_s = tb.usd_per_hour / 3600.0
-    if tb.medium == "hbm":
-        tier_tex = (rf"c_{{\text{{HBM}}}}(t) &= \frac{{kv}}{{M}}\,p\,t = \frac{{{tex_num(kv, 'B')}}}"
-                    rf"{{{tex_num(tb.capacity_bytes, 'B')}}}\times{tex_usd(p_s)}/\text{{s}}\times{tex_s(hold)}"
-                    rf" = {tex_usd(tier_usd_now)}")
-    else:
-        tier_tex = (rf"c_{{\text{{{label(tb)}}}}}(t) &= \frac{{kv}}{{cap}}\,p\,t + \frac{{kv}}{{bw}}\,p = \left("
-                    rf"\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.capacity_bytes, 'B')}}}\times{tex_s(hold)} + "
-                    rf"\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.bandwidth_bytes_per_s, 'B/s')}}}\right)\times"
-                    rf"{tex_usd(p_s)}/\text{{s}} = {tex_usd(tier_usd_now)}")
-    latex(r"\begin{aligned}" + tier_tex + r"\text{ per token}\\ "
-          rf"c_{{re}} &= \frac{{2\,N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
-          rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times{tex_usd(hw.price_usd_per_hour / 3600.0)}/\text{{s}} = "
-          rf"{tex_usd(rec)}\text{{ per token}}\end{{aligned}}")
+    latex(eq.hold_or_recompute(s, tb, label(tb), kv, hold), key="memory-tiers.hold")
 
     provider = None
     refs = []

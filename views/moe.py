@@ -20,6 +20,7 @@ from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.elements.section import section
+from ui.equations import moe as eq
 from ui.equations import tex_int, tex_num
 from ui.figures.moe import breakdown, comm_vs_gpus, experts_touched_vs_batch, tp_vs_gpus, weight_bytes_vs_batch
 from ui.format import bytes_, number, seconds
@@ -93,13 +94,6 @@ ab = float(ss["ab"])
 G_req = C_now if ss["g"] == "C" else int(ss["g"])
 
 
-def _tex_s(t: float) -> str:
-    """A time for KaTeX in ms between 1 ms and 1 s (tex_num would write 0.0386 s)."""
-    if 0 < t < 1e-6:
-        return rf"{t * 1e9:.3g}\,\text{{ns}}"
-    return tex_num(t * 1e3, "ms") if 1e-3 <= t < 1 else tex_num(t, "s")
-
-
 def _metric_row(items: list[tuple], per_row: int = 4) -> None:
     """(label, value[, Metric keywords]) as one metrics grid, at most `per_row` to a line (more truncate their
     labels and values on a laptop)."""
@@ -112,11 +106,11 @@ def _step_tex(r, t_comm: float, t_weights: float, t_step: float) -> str:
     mm, kv, at = float(r.t_matmul_s), float(r.t_kv_s), float(r.t_attn_s)
     if mode == "per-phase":
         return (rf"t_{{step}} = \max(t_{{matmul}}, t_{{weights}}, t_{{comm}}) + \max(t_{{attn}}, t_{{kv}}) = "
-                rf"\max({_tex_s(mm)}, {_tex_s(t_weights)}, {_tex_s(t_comm)}) + "
-                rf"\max({_tex_s(at)}, {_tex_s(kv)}) = {_tex_s(t_step)}")
+                rf"\max({eq.tex_s(mm)}, {eq.tex_s(t_weights)}, {eq.tex_s(t_comm)}) + "
+                rf"\max({eq.tex_s(at)}, {eq.tex_s(kv)}) = {eq.tex_s(t_step)}")
     return (rf"t_{{step}} = \max(t_{{matmul}},\ t_{{weights}} + t_{{kv}},\ t_{{comm}}) = "
-            rf"\max({_tex_s(mm)},\ {_tex_s(t_weights)} + {_tex_s(kv)},\ "
-            rf"{_tex_s(t_comm)}) = {_tex_s(t_step)}")
+            rf"\max({eq.tex_s(mm)},\ {eq.tex_s(t_weights)} + {eq.tex_s(kv)},\ "
+            rf"{eq.tex_s(t_comm)}) = {eq.tex_s(t_step)}")
 
 
 def _terms(r, *, comm: float, weights: float | None = None) -> dict[str, float]:
@@ -228,28 +222,18 @@ def moe_section() -> None:
     st.markdown("**Experts per GPU and the all-to-all.** Each token goes to its k experts and comes back "
                 "(dispatch + combine) on each of the L MoE layers; a token's experts sit on random GPUs, so "
                 "(min(G, D) − 1)/G of the traffic rides the scale-up links and max(G − D, 0)/G leaves the domain.")
-    latex(rf"\text{{experts/GPU}} = \Big\lceil \frac{{E}}{{G}} \Big\rceil = \Big\lceil \frac{{{E}}}{{{G}}}"
-          rf" \Big\rceil = {per_gpu:g}")
+    latex(eq.experts_per_gpu(s), key="moe.experts_per_gpu")
     latex(rf"\text{{bytes/step}} = B\cdot 2\cdot k\cdot d\cdot a\cdot L = {tex_int(B)} \times 2 \times {k} "
           rf"\times {tex_int(m.d_model)} \times {ab:g}\,\text{{B}} \times {L} = "
           rf"{tex_num(float(at.bytes_per_step), 'B')}\quad(\div G = {tex_num(float(at.bytes_per_gpu), 'B')}"
-          r"\text{ per GPU})")
-    up_frac = rf"\frac{{{min(G, D) - 1}}}{{{G}}}"
-    out_frac = rf"\frac{{{max(G - D, 0)}}}{{{G}}}"
-    out_bw = tex_num(bw_out, "B/s") if bw_out else r"\text{—}"
-    latex(r"\begin{aligned}"
-          rf"t_{{comm}} &= \max\Big(\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\min(G,D)-1}}{{G\cdot bw_{{up}}}},\ "
-          rf"\frac{{\text{{bytes}}}}{{G}}\cdot\frac{{\max(G-D,0)}}{{G\cdot bw_{{out}}}}\Big) \\ &= "
-          rf"\max\Big(\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {up_frac}}}{{{tex_num(bw_up, 'B/s')}}},\ "
-          rf"\frac{{{tex_num(float(at.bytes_per_gpu), 'B')}\cdot {out_frac}}}{{{out_bw}}}\Big) = "
-          rf"\max({_tex_s(float(at.t_scaleup_s))},\ {_tex_s(float(at.t_scaleout_s))}) = "
-          rf"{_tex_s(t_comm)}\end{{aligned}}")
+          r"\text{ per GPU})", key="moe.bytes")
+    latex(eq.alltoall_time(s, B, ab), key="moe.comm")
     if tw:
         latex(_step_tex(now, t_comm, t_w_touched, t_step_tw)
-              + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}")
+              + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}", key="moe.step")
     else:
         latex(_step_tex(now, t_comm, float(now.t_weights_s), float(now.t_step_s))
-              + r"\quad\text{(bound: " + str(now.bound) + ")}")
+              + r"\quad\text{(bound: " + str(now.bound) + ")}", key="moe.step")
 
     # ---- chart 1: against G (one call each: moe_alltoall and decode_step over the G grid)
     g_hi = max(4 * D, 2 * E, G_req, 64)
@@ -297,7 +281,7 @@ def moe_section() -> None:
                 "tokens touch only some experts; with shared experts, dense layers and attention always read, "
                 "the busiest GPU — not the average one — sets the step.")
     latex(rf"E\Big(1-\big(1-\tfrac{{k}}{{E}}\big)^B\Big) = {E}\Big(1-\big(1-\tfrac{{{k}}}{{{E}}}\big)^"
-          rf"{{{tex_int(B)}}}\Big) = {distinct:.4g}\ \text{{distinct experts per layer}}")
+          rf"{{{tex_int(B)}}}\Big) = {distinct:.4g}\ \text{{distinct experts per layer}}", key="moe.distinct")
     b_grid = np.unique(np.concatenate([np.geomspace(1, BATCH_OPTIONS[-1], 200), BATCH_OPTIONS, [B]]))
     distinct_b = cluster.expected_distinct_experts(E, k, b_grid)
     busiest_b = cluster.busiest_gpu_experts(E, k, b_grid, G)
@@ -306,9 +290,9 @@ def moe_section() -> None:
         latex(r"\begin{aligned}" rf"W_{{GPU}} &= \frac{{W_{{always}}}}{{G}} + "
               rf"W_{{expert}}\cdot\mathbb{{E}}\big[\max_g n_g\big] = "
               rf"\frac{{{tex_num(always, 'B')}}}{{{G}}} + {tex_num(per_expert, 'B')} \times {busiest:.3g} = "
-              rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {_tex_s(t_w_touched)}"
-              rf"\quad\Big(\text{{all: }}\frac{{W}}{{G\cdot bw}} = {_tex_s(float(now.t_weights_s))}\Big)"
-              r"\end{aligned}")
+              rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {eq.tex_s(t_w_touched)}"
+              rf"\quad\Big(\text{{all: }}\frac{{W}}{{G\cdot bw}} = {eq.tex_s(float(now.t_weights_s))}\Big)"
+              r"\end{aligned}", key="moe.touched")
     c3, c4 = st.columns(2)
     with c3:
         fig = experts_touched_vs_batch(b_grid, distinct_b, E, busiest_b, per_gpu, b_now=B, b_even=E / k,
@@ -397,10 +381,10 @@ def tp_section(dense: bool) -> None:
     latex(rf"t_{{TP}} = L\cdot 2\cdot\Big[\frac{{2(G-1)}}{{G}}\cdot\frac{{B\,d\,a}}{{bw_{{up}}}} + "
           rf"2(G-1)\,t_{{hop}}\Big] = {L}\cdot 2\cdot\Big[\frac{{{2 * (G_tp - 1)}}}{{{G_tp}}}\cdot"
           rf"\frac{{{tex_int(B)}\cdot {tex_int(d)}\cdot {ab:g}\,\text{{B}}}}{{{tex_num(bw_up, 'B/s')}}} + "
-          rf"{2 * (G_tp - 1)}\cdot {_tex_s(hop) if hop else '0'}\Big] = {_tex_s(t_tp)}")
+          rf"{2 * (G_tp - 1)}\cdot {eq.tex_s(hop) if hop else '0'}\Big] = {eq.tex_s(t_tp)}", key="moe.tp")
     if dense:
         latex(_step_tex(now, t_tp, float(now.t_weights_s), float(now.t_step_s))
-              + r"\quad\text{(bound: " + str(now.bound) + ")}")
+              + r"\quad\text{(bound: " + str(now.bound) + ")}", key="moe.tp_step")
     c1, c2 = st.columns([1.5, 1])
     with c1:
         fig = tp_vs_gpus(g_grid, t_grid, sweep.t_weights_s[1], sweep.t_step_s[0], sweep.t_step_s[1], sweep.bound[1],

@@ -18,7 +18,8 @@ from model.cluster import (
 from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import tex_int, tex_num
+from ui.equations import pipeline as eq
+from ui.equations import tex_int, tex_num, tex_time
 from ui.figures import pipeline as fig_pipeline
 from ui.format import bytes_, number, seconds, tokens
 from ui.state.dials import choice_dial, number_dial, page_dial
@@ -34,11 +35,6 @@ M_GRID = 2.0 ** np.arange(0, 10)                 # training micro-batches 1 … 
 HOP_MAX_MS = 20.0
 LECTURE_OUT_OVER_UP = 1.0 / 8.0                  # "scale-out is ~8x slower than scale-up" (§1.8, §2.9)
 LECTURE_K = 8                                    # the lecture's "it could be 8 by itself" (DeepSeek, §1.8)
-
-
-def tex_time(t: float) -> str:
-    """Seconds for KaTeX in ms below one second (step times and hops sit in the ms range)."""
-    return rf"{t * 1e3:.3g}\,\text{{ms}}" if 0 < t < 1 else tex_num(t, "s")
 
 
 view = current_view()
@@ -135,11 +131,7 @@ st.markdown(f"**Pipelining buys memory capacity, not bandwidth or latency.** One
 # ---------------------------------------------------------------- row 1: memory, latency
 c1, c2 = st.columns(2)
 with c1:
-    latex(rf"\begin{{aligned}}c_{{mem}} &= \frac{{W}}{{C\,P}} + \frac{{b\,kv(T)}}{{C}} = "
-          rf"\frac{{{tex_num(s.weight_bytes, 'B')}}}{{{C:g}\times{P}}} + "
-          rf"\frac{{{b:g}\times{tex_num(kv_now * C / b, 'B')}}}{{{C:g}}}\\ &= {tex_num(w_now, 'B')} + "
-          rf"{tex_num(kv_now, 'B')} = {tex_num(tot_now, 'B')}\\ &"
-          + (r"\le" if fits else r">") + rf"\ {tex_num(hw.hbm_bytes, 'B')}\ \text{{(HBM)}}\end{{aligned}}")
+    latex(eq.memory_per_chip(s, b, T, P), key="pipeline.memory")
     bar_mask = np.isin(stages, BAR_STAGES) | (stages == P)
     fig = fig_pipeline.memory_bars(stages[bar_mask], pm.weight_bytes_per_chip[bar_mask] / 1e9,
                                    pm.kv_bytes_per_chip[bar_mask] / 1e9, hbm_gb=hw.hbm_bytes / 1e9, p_now=P,
@@ -152,7 +144,7 @@ with c2:
     latex(rf"\begin{{aligned}}t_{{token}} &= t_{{step}} + P\cdot hop = {tex_time(t_step)} + {P}\times"
           rf"{tex_time(hop_s) if hop_s else '0'} = {tex_time(lat_now)}\\ "
           rf"\text{{tokens/s}} &= \frac{{P\,b}}{{t_{{token}}}} = \frac{{{P}\times{b:g}}}{{{tex_time(lat_now)}}} = "
-          rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}")
+          rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}", key="pipeline.latency")
     fig = fig_pipeline.latency_vs_stages(stages, pm.latency_s * 1e3, t_step * 1e3, pm.tokens_per_s, p_now=P,
                                          latency_now_ms=lat_now * 1e3, tps_now=tps_now, hop_ms=hop_s * 1e3,
                                          title="Per-token latency and tokens/s against stages")
@@ -174,12 +166,12 @@ with c3:
         else:
             frac = r"\frac{1}{8}"
         L_sym = "L_{moe}" if moe else "L"
-        # one latex() line for both cases: an equation's element is keyed by the line that draws it
         latex(r"P = 1:\ \text{one stage, no cut to check}" if P == 1 else
               rf"\begin{{aligned}}\frac{{t_{{scaleup}}}}{{t_{{scaleout}}}} &= \frac{{bw_{{out}}}}{{bw_{{up}}}}"
               rf"\cdot 2\cdot k\cdot\frac{{{L_sym}}}{{P}}\\ &= {frac}\cdot 2\cdot {k}\cdot {lps_tex}\\ "
               rf"&= {ratio_now:.3g}\ "
-              + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}")
+              + (r"\ge 1\ \checkmark" if ratio_now >= 1 else r"< 1\ \text{(cut too slow)}") + r"\end{aligned}",
+              key="pipeline.cut")
         # Legend names short enough for a phone's width: the chip is named in the caption above.
         names = {"preset": f"chip: {bw_out / 1e9:.4g} ÷ {bw_up / 1e9:.4g} GB/s" if has_preset
                  else "", "1/8": "lecture: scale-out = 1/8"}
@@ -210,7 +202,7 @@ with c3:
 with c4:
     latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
           rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
-          r"\text{bubble}_{inference} &= 0\end{aligned}")
+          r"\text{bubble}_{inference} &= 0\end{aligned}", key="pipeline.bubble")
     st.caption(f"Inference has no bubble: P = {P} micro-batches of b = {b:g} are always in flight.")
     fig = fig_pipeline.bubble_vs_microbatches(m_grid, b_stages, bubble, p_now=P, m_now=m_now, bubble_now=bubble_now,
                                               title=f"Training bubble against micro-batches (P = {P})")

@@ -22,6 +22,7 @@ from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.elements.section import section
 from ui.equations import params, tex_int
+from ui.equations import prices as eq
 from ui.figures import prices as fig_prices
 from ui.format import bytes_, number, tokens, usd
 from ui.state.dials import choice_dial, number_dial, page_dial
@@ -164,7 +165,7 @@ metrics.grid([
 ], columns=4)
 latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
       rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
-      rf"\approx \frac{{1}}{{r}} = {eff:.3g}")
+      rf"\approx \frac{{1}}{{r}} = {eff:.3g}", key="prices.ratio")
 c1, c2 = st.columns([1, 1.6])
 with c1:
     st.markdown(
@@ -227,12 +228,7 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
             Metric("Implied ÷ architecture", f"{kv_imp / kv_arch:.3g}×",
                    help=f"= {heads_implied:.3g} KV heads of d_head {dh} at {kv_dtype} on {kvl:g} layer(s)."),
         ], columns=4)
-        f_tex = "" if f_read == 1 else rf"\times {f_read:g}"
-        latex(rf"\begin{{aligned}}kv &= \frac{{2\,N_a}}{{(F/bw)\cdot f\cdot T_\times}} = "
-              rf"\frac{{2\times {params(Na)}}}{{{fpb:g} {f_tex}\times {tex_int(T_x)}}} = "
-              rf"{tex_int(kv_imp)}\ \text{{B/token}}\\ "
-              rf"kv_{{arch}} &= L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times {dh}"
-              rf"\times {kvh}\times {b_el:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}\end{{aligned}}")
+        latex(eq.kv_from_tier(Na, fpb, f_read, T_x, dh, kvh, kvl, b_el), key="prices.kv")
         c1, c2 = st.columns([1, 1.6])
         with c1:
             jumps = (f"input \\${tier.input_usd_per_mtok:g} → \\${tier.long_context_input_usd_per_mtok:g} "
@@ -304,7 +300,7 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
               rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
               rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
               rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
-              rf"{tex_int(reload)}\times")
+              rf"{tex_int(reload)}\times", key="prices.cache")
     c1, c2 = st.columns([1, 1.6])
     with c1:
         if has_hit:
@@ -389,7 +385,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
         b_fast = float(table.fast_batch_fast_over_balance[i_f])
         latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
               rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
-              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*")
+              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*", key="prices.fast")
         st.markdown(
             f"From **{label(fo)}**: fast output \\${fo.fast_output_usd_per_mtok:g} vs "
             f"\\${fo.output_usd_per_mtok:g} per Mtok for up to {S:.3g}× output speed "

@@ -216,23 +216,25 @@ else:
                 f"**{m.scope}** ({'decode GPUs only' if m.scope == 'decode' else 'prefill included'}).")
     pre = (r" + \tfrac{a}{O}\,\tfrac{2 N_a L_{new}}{C F}" if m.scope == "system" else "")
     latex(rf"t(B) = \max\big(B\,c,\ m_0 + B\,m\big),\qquad c = k\,\tfrac{{t_{{mm}} + t_{{attn}}}}{{B}}{pre}"
-          rf" = {tex_s(t.c)}")
+          rf" = {tex_s(t.c)}", key="reality.step")
     latex(rf"m_0 = \tfrac{{W}}{{C\,bw}} = {tex_s(t.m0)},\quad m = \tfrac{{t_{{kv}}}}{{B}}"
           + (r" + \tfrac{a}{O}\,t_{kv,\,prompt}" if m.scope == "system" else "")
-          + rf" = {tex_s(t.m)},\quad B_{{fit}} = \tfrac{{C\,M - W}}{{kv(T)}} = {tex_int(t.b_fit)}")
+          + rf" = {tex_s(t.m)},\quad B_{{fit}} = \tfrac{{C\,M - W}}{{kv(T)}} = {tex_int(t.b_fit)}",
+          key="reality.memory")
     if np.isfinite(speed):
         tau = a / speed
         latex(rf"\tau = \tfrac{{a}}{{u}} = \tfrac{{{a:g}}}{{{speed:.4g}}} = {tex_s(tau)},\quad "
               rf"B^* = \min\Big(\tfrac{{\tau}}{{c}},\ \tfrac{{\tau - m_0}}{{m}},\ B_{{fit}}\Big) = "
-              rf"{tex_int(b_ideal)}\ \ ({bound})")
+              rf"{tex_int(b_ideal)}\ \ ({bound})", key="reality.batch")
         latex(rf"\text{{ideal}} = \tfrac{{B^* u}}{{C}} = \tfrac{{{tex_int(b_ideal)}\times{speed:.4g}}}{{{C:g}}}"
               rf" = {tex_int(ideal)}\ \text{{tok/s/GPU}},\qquad \text{{efficiency}} = "
-              rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%")
+              rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%", key="reality.efficiency")
     else:
         latex(rf"\text{{no speed published: }} B = B_{{fit}} = {tex_int(b_ideal)},\quad "
-              rf"\text{{ideal}} = \tfrac{{B\,a}}{{C\,t(B)}} = {tex_int(ideal)}\ \text{{tok/s/GPU}}")
+              rf"\text{{ideal}} = \tfrac{{B\,a}}{{C\,t(B)}} = {tex_int(ideal)}\ \text{{tok/s/GPU}}",
+              key="reality.batch")
         latex(rf"\text{{efficiency}} = \tfrac{{\text{{measured}}}}{{\text{{ideal}}}} = "
-              rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%")
+              rf"\tfrac{{{tex_int(measured)}}}{{{tex_int(ideal)}}} = {100 * eff:.3g}\,\%", key="reality.efficiency")
 
     # ------------------------------------------------------------ charts
     u_top, u_max = cal.speed_range(t)
@@ -286,7 +288,8 @@ else:
         Metric("Points in the fit", f"{len(sel_keys)}"),
     ], columns=4)
     latex(rf"\min_{{MFU,\,BWU}}\ \sum_{{i=1}}^{{{len(sel_keys)}}}\Big(\log_{{10}}\text{{measured}}_i - "
-          rf"\log_{{10}}\text{{bound}}_i(MFU, BWU)\Big)^2\ \Rightarrow\ MFU = {fit.mfu:.3g},\ BWU = {fit.bwu:.3g}")
+          rf"\log_{{10}}\text{{bound}}_i(MFU, BWU)\Big)^2\ \Rightarrow\ MFU = {fit.mfu:.3g},\ BWU = {fit.bwu:.3g}",
+          key="reality.fit")
     if not fit.mfu_determined:
         st.info("No selected point is compute-bound at the fit, so MFU is not pinned down: it is shown at the highest "
                 "value that predicts the points as well.", icon="ℹ️")

@@ -111,8 +111,8 @@ st.markdown(f"**The trade** ([02:04:02]({VIDEO})): backpropagation needs each la
 export.chart(fig_remat.feistel_diagram(), key="rm_feistel")
 c1, c2 = st.columns([1, 1.6])
 with c1:
-    latex(r"\text{forward:}\quad (x,\ y)\ \mapsto\ (y + f(x),\ x)")
-    latex(r"\text{inverse:}\quad (z,\ x)\ \mapsto\ (x,\ z - f(x))")
+    latex(r"\text{forward:}\quad (x,\ y)\ \mapsto\ (y + f(x),\ x)", key="remat.forward")
+    latex(r"\text{inverse:}\quad (z,\ x)\ \mapsto\ (x,\ z - f(x))", key="remat.inverse")
 with c2:
     st.markdown("A **Feistel step** (block ciphers) adds a function of one half to the other half. It is "
                 "invertible whatever f is — f is recomputed, never inverted. A **RevNet** (Gomez et al. 2017, "
@@ -127,18 +127,18 @@ attn_term = r"\left(34 + \frac{5\,a\,s}{h}\right)" if attn == "stored" else "34"
 attn_num = rf"\left(34 + \frac{{5 \times {a:g} \times {tex_int(seq)}}}{{{h:g}}}\right)" if attn == "stored" else "34"
 latex(rf"A = \frac{{s\,b\,h\cdot {attn_term}}}{{t}} = \frac{{{tex_int(seq)} \times {mb:g} \times {h:g} \times "
       rf"{attn_num}}}{{{tp:g}}} = {tex_bytes(A)}\ \text{{per layer}},\qquad x = \frac{{2\,s\,b\,h}}{{t}} = "
-      rf"{tex_bytes(x)}")
+      rf"{tex_bytes(x)}", key="remat.activations")
 latex(rf"\begin{{aligned}}M_{{store}} &= L\cdot A = {L:g} \times {tex_bytes(A)} = {tex_bytes(mem_now['store'])}"
       rf"\\ M_{{every}} &= L\cdot x + A = {L:g} \times {tex_bytes(x)} + {tex_bytes(A)} = "
       rf"{tex_bytes(mem_now['every'])}\\ M_{{\sqrt{{L}}}} &= k\,x + \lceil L/k\rceil A = {k_now} \times "
       rf"{tex_bytes(x)} + {int(np.ceil(L / k_now))} \times {tex_bytes(A)} = {tex_bytes(mem_now['sqrt'])}\quad"
       rf"(k = \lceil\sqrt{{L}}\rceil)\\ M_{{rev}} &= 4\,x + A = {tex_bytes(mem_now['revnet'])}"
-      rf"\quad\text{{(any }}L)\end{{aligned}}")
+      rf"\quad\text{{(any }}L)\end{{aligned}}", key="remat.memory")
 latex(rf"\begin{{aligned}}F_{{fwd}} &= b\left(2\,N_a\,s + \text{{attn}}\cdot\tfrac{{s(s+1)}}{{2}}\right) = "
       rf"{mb:g}\left(2 \times {params(Na)} \times {tex_int(seq)} + {tex_num(kv.attn_flops_full, 'FLOP')}\cdot"
       rf"\tfrac{{{tex_int(seq)}\,({tex_int(seq + 1)})}}{{2}}\right) = {tex_num(f_fwd, 'FLOP')}\\ "
       rf"\text{{step}} &= 3\,F_{{fwd}} = {tex_num(flops['store'], 'FLOP')}\ \to\ 4\,F_{{fwd}} = "
-      rf"{tex_num(flops['revnet'], 'FLOP')}\quad(+33\%)\end{{aligned}}")
+      rf"{tex_num(flops['revnet'], 'FLOP')}\quad(+33\%)\end{{aligned}}", key="remat.flops")
 st.caption("Per-layer activation bytes A from Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large "
            "Transformer Models' (arXiv 2205.05198, §4): a GPT layer with 16-bit activations and 1-byte dropout masks "
            "keeps 34·sbh bytes (attention 11, MLP 19 with a 4h hidden layer, LayerNorms 4) plus 5·a·s²·b for the "

@@ -28,7 +28,8 @@ from model.training import (
 from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations import params, tex_num
+from ui.equations import params
+from ui.equations import training as eq
 from ui.figures import batch as figures
 from ui.figures import training as fig_training
 from ui.figures.training import CHIN_COLOR, HEURISTIC_COLOR, PHASE_COLORS
@@ -47,24 +48,6 @@ TARGET_LABELS = {"heuristic": "the heuristic's model (Na on D_pre)", "chinchilla
 FIT_LABELS = {"hoffmann": "Hoffmann et al. 2022", "besiroglu": "Besiroglu et al. 2024 refit"}
 FIT_SOURCES = {"hoffmann": "Hoffmann et al. 2022, arXiv 2203.15556, approach 3, eq. 10 (rounded constants)",
                "besiroglu": "Besiroglu, Erdil, Barnett & You 2024, arXiv 2404.10102 (Epoch AI refit of approach 3)"}
-
-
-def tex_tok(x: float) -> str:
-    """Token counts for KaTeX: 259 T below 1e15, then a power of ten (not '3.15e+05 P')."""
-    x = float(x)
-    if np.isfinite(x) and x >= 1e15:
-        e = int(np.floor(np.log10(x)))
-        return rf"{x / 10 ** e:.3g}\times 10^{{{e}}}"
-    return tex_num(x)
-
-
-def tex_factor(x: float) -> str:
-    """A plain multiple for KaTeX: 130, or a power of ten far from 1 (not '1.05e+07')."""
-    x = float(x)
-    if np.isfinite(x) and x > 0 and not 1e-3 <= x < 1e4:
-        e = int(np.floor(np.log10(x)))
-        return rf"{x / 10 ** e:.3g}\times 10^{{{e}}}"
-    return f"{x:.3g}"
 
 
 view = current_view()
@@ -138,16 +121,7 @@ metrics.grid([    # two rows of four
 ], columns=4)
 
 per_model = rate / models
-latex(rf"\begin{{aligned}}D_{{inf}} &= \frac{{R}}{{n}}\cdot \text{{days}}\cdot 86{{,}}400 = "
-      rf"\frac{{{tex_num(rate)}}}{{{models:g}}}\times {days:g}\times 86{{,}}400 = {tex_tok(d_inf)}"
-      r"\ \text{tokens}\\ "
-      rf"6\,D_{{pre}} &= c_{{RL}}\,\text{{ineff}}_{{RL}}\,D_{{RL}} = 2\,\text{{ineff}}_{{inf}}\,D_{{inf}}"
-      rf"\;\Rightarrow\; 6\,D_{{pre}} = {c_rl:g}\times{i_rl:g}\,D_{{RL}} = 2\times{i_inf:g}\times "
-      rf"{tex_tok(d_inf)}\\ "
-      rf"D_{{pre}} &= {tex_tok(d_pre)},\quad D_{{RL}} = {tex_tok(d_rl)}"
-      rf"\quad(D_{{pre}} = {d_pre / d_rl:.3g}\,D_{{RL}} = {d_pre / d_inf:.3g}\,D_{{inf}})\\ "
-      rf"\text{{over-training}} &= \frac{{D_{{pre}}}}{{20\,N_{{active}}}} = \frac{{{tex_tok(d_pre)}}}"
-      rf"{{20\times{params(na)}}} = {tex_factor(factor)}\times\end{{aligned}}")
+latex(eq.equal_costs(na, rate, days, models, **coef), key="training.equal_costs")
 st.caption(f"Pretraining alone, 6·N_active·D_pre = {number(c_each)} FLOP, is {number(chip_days)} chip-days of "
            f"{s.hardware.name} at {s.flops / 1e12:.4g} TFLOP/s effective (sidebar precision and MFU) — about "
            f"${number(usd_pre)} at ${s.hardware.price_usd_per_hour:.2f}/chip-hour; RL and inference cost the same "
@@ -252,10 +226,11 @@ def beyond_the_heuristic() -> None:
     latex(rf"\begin{{aligned}}L(N, D) &= E + \frac{{A}}{{N^{{\alpha}}}} + \frac{{B}}{{D^{{\beta}}}} = {E:g} + "
           rf"\frac{{{A:g}}}{{N^{{{al:g}}}}} + \frac{{{B:g}}}{{D^{{{be:g}}}}} = {target:.4g}\ \text{{nats/token}}\\ "
           rf"\min_N\ &6\,N\,D(N) + 2\,\text{{ineff}}_{{inf}}\,N\,D_{{inf}}\ \Rightarrow\ "
-          rf"N^* = {params(n_opt)},\ D^* = {tex_tok(d_opt)}\\ "
+          rf"N^* = {params(n_opt)},\ D^* = {eq.tex_tok(d_opt)}\\ "
           rf"\frac{{C_{{inf}}}}{{C_{{pre}}}}\Big|_{{N^*}} &= \frac{{\alpha}}{{\beta}}\cdot"
           rf"\frac{{A/N^{{*\alpha}}}}{{B/D^{{*\beta}}}} - 1 = \frac{{{al:g}}}{{{be:g}}}\times{r_opt:.3g} - 1 = "
-          rf"{(al / be) * r_opt - 1:.3g}\quad(\text{{equal costs}} \Leftrightarrow 1)\end{{aligned}}")
+          rf"{(al / be) * r_opt - 1:.3g}\quad(\text{{equal costs}} \Leftrightarrow 1)\end{{aligned}}",
+          key="training.loss")
     st.caption(f"Fit: {FIT_SOURCES[fit_key]}. The fit is for dense models trained on up to ~16B parameters and "
                "~500B tokens; here N is read as active parameters and the fit is extrapolated far beyond its data.")
 

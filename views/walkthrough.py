@@ -150,8 +150,8 @@ if present and fig.layout.legend.orientation == "h" and fig.layout.legend.y is n
 export.chart(fig, key=f"wk_{step.key}")
 if shown.note and not present:
     st.caption(shown.note)
-for tex in shown.latex:
-    latex(tex)
+for i, tex in enumerate(shown.latex):
+    latex(tex, key=f"walkthrough.{step.key}.{i}")
 
 h, m_, s_ = step.video_s // 3600, step.video_s % 3600 // 60, step.video_s % 60
 links = st.columns([2, 2, 2, 3])

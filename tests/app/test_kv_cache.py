@@ -154,7 +154,7 @@ def test_windowed_model_counts_only_full_layers_per_extra_token():
     at = app({"model": "gpt-oss-120b"}, page="kv-cache")
     assert_clean(at)
     tex = " ".join(x.value for x in latex(at))
-    assert r"\min(T, 128)" in tex                          # the windowed layers' cap is shown
+    assert r"\min(T_c, 128)" in tex                        # the windowed layers' cap is shown
     bars = [t for t in charts(at)[2]["data"] if t.get("type") == "bar"]
     by_name = {y: (x, t["name"]) for t in bars for x, y in zip(t["x"], t["y"])}
     # 18 full-attention layers × 2 × 8 KV heads × 64 × 2 B = 36,864 B per extra token at long context.

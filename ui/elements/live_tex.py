@@ -17,14 +17,16 @@ most likely 0.16.4 against 0.16.47).  `latex()` falls back to `st.latex` (logged
 on stderr) when there is no KaTeX folder, `ROOFLINE_TEX=st` is set, or registration fails; the
 browser side shows the TeX source if the script fails to load.
 
-Each element's data is {"tex": …}; `tex_of(proto)` reads it back (tests/apptest_helpers.latex).
-The element's key is the page line that draws it (`_site_key`: the file and line of the first
-caller frame in a page script, and how many equations that line has drawn before in this run), so an
-equation keeps its element — and its DOM node — across reruns: a changed TeX is re-rendered by KaTeX
-in the same div, an unchanged one is not touched.  Keyed by its TeX instead (as `st.latex` is), a
-changed equation was a new element: the frontend removed the old one, laid the page out without
-it, then mounted the new one and laid the page out again (Scale-up, a Batch move: three equations,
-≈1,100 DOM nodes removed and re-added, and two full-page layouts with everything below them moved).
+Each element's data is {"tex": …}; `tex_of(proto)` reads it back (tests/app/helpers.latex).
+Every call names its equation with an explicit key (`latex(tex, key="batch.balance")`: the page,
+then the equation; unique in a page's run), so an equation keeps its element — and its DOM node —
+across reruns however the code around it moves: a changed TeX is re-rendered by KaTeX in the same
+div, an unchanged one is not touched, and an equation drawn in an `if`/`else` keeps its element
+when the branch changes if both branches give it the same key.  Keyed by its TeX instead (as
+`st.latex` is), a changed equation was a new element: the frontend removed the old one, laid the
+page out without it, then mounted the new one and laid the page out again (Scale-up, a Batch move:
+three equations, ≈1,100 DOM nodes removed and re-added, and two full-page layouts with everything
+below them moved).
 A changed equation is redrawn once the script run that sent it has ended, after the charts' draws
 (the chart element waits for the same moment): drawn as its data arrived, KaTeX's work held up the
 run's remaining elements and then the charts (the last chart came 20-35 ms later on MoE, Scale-up
@@ -54,7 +56,6 @@ ENV_SWITCH = "ROOFLINE_TEX"          # "st" forces st.latex (docs/environment.md
 _mount = None
 _registered_on: Any = None
 _broken: str | None = None
-RUN_ATTR = "tex_counts"              # this run's site → count (streamlit_internals.per_run)
 
 
 def _fail(reason: str) -> bool:
@@ -87,33 +88,12 @@ def enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "").strip().lower() != "st" and _broken is None
 
 
-def _page_frame(frame: Any) -> Any:
-    """The first frame, from `frame` outwards, that runs a page script (views/, app.py); else `frame`."""
-    f = frame
-    while f is not None:
-        if Path(f.f_code.co_filename).parent.name == "views" or f.f_code.co_filename.endswith("app.py"):
-            return f
-        f = f.f_back
-    return frame
+KEY_PREFIX = "tex-"                  # element keys share one namespace with the page's widgets and charts
 
 
-def _site_key(frame: Any) -> str | None:
-    """A key unique in this script run and the same in every run: the page line that draws the
-    equation (file stem and line number) and how many equations that line drew before in this run.
-    None outside a script run.  The count lives on the session's own run context (it goes when the
-    session goes) and starts afresh with each run (streamlit_internals.per_run)."""
-    counts = streamlit_internals.per_run(RUN_ATTR)
-    if counts is None:
-        return None
-    f = _page_frame(frame)
-    site = f"{Path(f.f_code.co_filename).stem}-{f.f_lineno}"
-    n = counts.get(site, 0)
-    counts[site] = n + 1
-    return f"tex-{site}-{n}"
-
-
-def latex(body: Any) -> None:
-    """Draw a display equation (TeX, KaTeX's dialect, as `st.latex` takes it)."""
+def latex(body: Any, *, key: str) -> None:
+    """Draw a display equation (TeX, KaTeX's dialect, as `st.latex` takes it) as the element `key`
+    ("page.equation", e.g. "batch.balance"): the same key in every run, unique within one."""
     tex = str(body)
     if enabled():
         try:
@@ -121,7 +101,7 @@ def latex(body: Any) -> None:
         except Exception as exc:        # no KaTeX, or registration failed: st.latex from now on, say why once
             _fail(f"{type(exc).__name__}: {exc}")
         else:
-            mount(key=_site_key(sys._getframe(1)), data={"tex": tex}, width="stretch")
+            mount(key=KEY_PREFIX + key, data={"tex": tex}, width="stretch")
             return
     st.latex(tex)
 

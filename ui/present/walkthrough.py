@@ -46,7 +46,15 @@ from model.economics import (
 )
 from model.specs import DTYPE_BYTES
 from model.training import chip_seconds, overtrain, phase_costs
-from ui.equations import params, tex_int, tex_num
+from ui.equations import batch as eq_batch
+from ui.equations import context as eq_context
+from ui.equations import fast_mode as eq_fast
+from ui.equations import kv_cache as eq_kv
+from ui.equations import memory_tiers as eq_tiers
+from ui.equations import moe as eq_moe
+from ui.equations import pipeline as eq_pipeline
+from ui.equations import prices as eq_prices
+from ui.equations import training as eq_training
 from ui.figures import batch as figures
 from ui.figures import context as fig_context
 from ui.figures import fast_mode as fig_fast_mode
@@ -90,11 +98,6 @@ class Step:
     @property
     def video_url(self) -> str:
         return f"{VIDEO}?t={self.video_s}"
-
-
-def _t(x: float) -> str:
-    """Seconds for KaTeX in ms below a second."""
-    return rf"{x * 1e3:.3g}\,\text{{ms}}" if 0 < x < 1 else tex_num(x, "s")
 
 
 def batch_grid(B: float) -> np.ndarray:
@@ -185,10 +188,7 @@ def step_floor(view: View) -> Shown:
                                  title="Latency per token against batch", y_title="time per step [ms]",
                                  b_star=b_star, b_now=B, y_now=float(now.t_step_s) * 1e3)
     fig = with_play(fig, grid, sw.t_step_s * 1e3, label="B", unit="ms")
-    tex = (rf"t_{{step}} = \max\Big(\frac{{2N_aB}}{{C\,F}},\ \frac{{W + B\,kv(T)}}{{C\,bw}}\Big),\qquad "
-           rf"t_{{floor}} = \frac{{W}}{{C\,bw}} = \frac{{{tex_num(s.weight_bytes, 'B')}}}"
-           rf"{{{C:g}\times{tex_num(s.hbm_bandwidth, 'B/s')}}} = {_t(floor)}")
-    return Shown(fig, (tex,),
+    return Shown(fig, (eq_batch.step_time(s, B, T), eq_batch.latency_floor(s)),
                  f"Every step reads all {bytes_(s.weight_bytes)} of weights once, so no "
                  f"batch is faster than {seconds(floor)} per token: while the weight read sets the step, more "
                  f"sequences ride along almost for free (B = {B:g} now: {seconds(float(now.t_step_s))}, "
@@ -217,10 +217,7 @@ def step_balance(view: View) -> Shown:
     else:
         last = (f"Here not even B = 1 fits in {view.chips:g} chips' HBM at this context: add chips or "
                 "shorten the context.")
-    tex = (rf"B^* = \frac{{F}}{{bw}}\cdot\frac{{N_{{total}}}}{{N_a}}\cdot\frac{{\text{{bytes/param}}}}{{2}} = "
-           rf"{F / bw:.0f}\times{s.model.sparsity:.3g}\times\frac{{{s.precision.weight_bytes_per_param:g}}}{{2}}"
-           rf" = {tex_int(b0)}")
-    return Shown(fig, (tex,),
+    return Shown(fig, (eq_batch.balance_batch(s),),
                  f"The weight fetch is shared by the batch, compute is not: with no KV, cost falls until B* ≈ "
                  f"{number(b0)} (F/bw ≈ {F / bw:.0f} × sparsity {s.model.sparsity:.3g}), then stays flat. {last}",
                  "Cost per token ∝ step time ÷ batch, at this chip's rental price.")
@@ -248,16 +245,13 @@ def step_fast(view: View) -> Shown:
                                          titles=(f"Latency: {S:.3g}× quicker", f"Cost: {Pm:.3g}× dearer"))
     who = (offer.model or offer.name) if offer else "a quote"
     if points:
-        tex = (rf"\frac{{t(B_{{std}})}}{{t(B_{{fast}})}} = {S:.3g},\quad "
-               rf"\frac{{t(B_{{fast}})/B_{{fast}}}}{{t(B_{{std}})/B_{{std}}}} = {Pm:.3g}\ \Rightarrow\ "
-               rf"B_{{std}} = {tex_int(fm.batch_standard)},\ B_{{fast}} = {tex_int(fm.batch_fast)}")
         sentence = (f"{who}: {Pm:.3g}× the price for {S:.3g}× the speed is simply a smaller batch — "
                     f"B ≈ {number(fm.batch_fast)} instead of {number(fm.batch_standard)}: each step is shorter, "
                     "but fewer tokens share the weight fetch.")
     else:
-        tex = rf"\text{{no batches give }}{S:.3g}\times\text{{ speed for }}{Pm:.3g}\times\text{{ price here}}"
         sentence = f"On this system no pair of batches gives {who}'s {S:.3g}× speed for {Pm:.3g}× price: {fm.reason}"
-    return Shown(fig, (tex,), sentence, "Left: latency per token; right: cost per token; both against batch.")
+    return Shown(fig, (eq_fast.solved(s, fm),), sentence,
+                 "Left: latency per token; right: cost per token; both against batch.")
 
 
 def step_kv(view: View) -> Shown:
@@ -273,12 +267,7 @@ def step_kv(view: View) -> Shown:
                                  usd_now=float(sw.usd_per_mtok[i]),
                                  title=f"Cost per token against context at B = {B:g}")
     fig = with_play(fig, grid, sw.usd_per_mtok, label="T", unit="$/Mtok")
-    kv1 = float(s.kv_read(1.0))
-    tex = (rf"\frac{{B\,kv(T)}}{{bw}} = \frac{{2N_aB}}{{F}}\ \Rightarrow\ T_{{never}} \approx "
-           rf"\frac{{2N_a\,bw}}{{F\cdot kv_1}} = \frac{{2\times{params(s.model.active_params)}\times"
-           rf"{tex_num(s.hbm_bandwidth, 'B/s')}}}{{{tex_num(s.flops, 'FLOP/s')}\times{tex_num(kv1, 'B')}}}"
-           rf" \approx {tex_int(t_never)}\ \text{{tokens}}")
-    return Shown(fig, (tex,),
+    return Shown(fig, (eq_kv.compute_crossover(s),),
                  f"Each sequence reads its whole KV cache every step, and that cost cannot be shared: past "
                  f"≈ {tokens(t_never)} tokens of context this model is memory-bound at any batch, and cost per token "
                  "grows linearly with context.",
@@ -306,10 +295,8 @@ def step_moe(view: View) -> Shown:
     fig = fig_moe.comm_vs_gpus(g, at.t_scaleup_s, at.t_scaleout_s, at.t_comm_s, sw.t_step_s[0], sw.t_step_s[1],
                                sw.bound[1], sw.fits[1], domain=D, g_now=G, t_step_now=float(now.t_step_s),
                                title=f"{s.model.name}: all-to-all and step time against G (B = {B:g})")
-    per = float(cluster.experts_per_gpu(E, G))
-    tex = (rf"\text{{experts/GPU}} = \lceil E/G\rceil = \lceil {E}/{G}\rceil = {per:g},\qquad "
-           rf"t_{{comm}}(G{{=}}{G}) = {_t(float(now_at.t_comm_s))}")
-    return Shown(fig, (tex,),
+    on_g = s.with_(chips=G)
+    return Shown(fig, (eq_moe.experts_per_gpu(on_g), eq_moe.alltoall_time(on_g, B)),
                  note + f"An expert layer's all-to-all stays on the fast scale-up links up to the domain's {D} "
                  "chips; spread it wider and part of every token's traffic crosses the scale-out network"
                  + (f", {hw.scaleup_bandwidth_bytes_per_s / hw.scaleout_bandwidth_bytes_per_s:.3g}× slower here "
@@ -323,12 +310,9 @@ def step_pipeline(view: View) -> Shown:
     stages = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
     pm = cluster.pipeline(s, b, T, stages)
     fig = fig_pipeline.memory_bars(stages, pm.weight_bytes_per_chip / 1e9, pm.kv_bytes_per_chip / 1e9,
-                                   hbm_gb=s.hardware.hbm_bytes / 1e9, p_now=4,
+                                   hbm_gb=s.hardware.hbm_bytes / 1e9, p_now=PIPELINE_STAGES,
                                    title=f"HBM per chip against pipeline stages (b = {b:g}, T = {tokens(T)})")
-    C = view.chips
-    tex = (rf"c_{{mem}} = \frac{{W}}{{C\,P}} + \frac{{b\,kv(T)}}{{C}} = \frac{{{tex_num(s.weight_bytes, 'B')}}}"
-           rf"{{{C:g}\,P}} + {tex_num(float(pm.kv_bytes_per_chip[0]), 'B')}")
-    return Shown(fig, (tex,),
+    return Shown(fig, (eq_pipeline.memory_per_chip(s, b, T, PIPELINE_STAGES),),
                  "Pipelining splits the layers over P racks: weights per chip fall as 1/P, but P micro-batches must "
                  "be in flight, so KV per chip does not move. It buys capacity, not bandwidth or latency.",
                  "Stacked: weights and KV per chip [GB]; dashed: the chip's HBM.")
@@ -336,7 +320,6 @@ def step_pipeline(view: View) -> Shown:
 
 def step_scaleup(view: View) -> Shown:
     s, B, T = view.system, view.batch, view.context
-    hw = s.hardware
     grid = np.unique(np.concatenate([np.round(np.geomspace(1, 576, 120)), [8, 72, 144, 576]]))
     sw = decode_step(s, B, T, chips=grid)
     C = float(view.chips)
@@ -349,9 +332,7 @@ def step_scaleup(view: View) -> Shown:
                                      y_title="time per token [ms]", now=(C, float(now.t_step_s) * 1e3, f"C = {C:g}"),
                                      marks=marks)
     t8, t72 = (float(s.weight_bytes / (c * s.hbm_bandwidth)) for c in (8, 72))
-    tex = (rf"t_{{floor}} = \frac{{W}}{{C\,bw}}:\quad C{{=}}8:\ {_t(t8)},\qquad C{{=}}72:\ {_t(t72)}"
-           rf"\qquad\text{{({hw.name})}}")
-    return Shown(fig, (tex,),
+    return Shown(fig, tuple(eq_batch.latency_floor(s.with_(chips=c)) for c in (8, 72)),
                  "A bigger scale-up domain adds bandwidth as well as capacity: 8 Hopper GPUs → 72 Blackwell → "
                  "144 Rubin Ultra packages; every term of the step falls as 1/C, so the same model answers "
                  f"{t8 / t72:.3g}× faster on 72 chips than on 8.",
@@ -375,6 +356,8 @@ PRICE_CONTEXT = np.geomspace(1e3, 1e7, 401)
 TIER_HOLD_S, TIER_OFFER = 300.0, "claude-opus-4.6"
 TIER_HOLDS = np.geomspace(1e-3, 1e7, 481)                    # 1 ms … 116 days
 MEDIUM_LABELS = {"hbm": "HBM", "dram": "DDR", "flash": "flash", "disk": "disk"}
+# views/pipeline.py (p): the lecture's P = 4 stages.
+PIPELINE_STAGES = 4
 # views/context.py (cx_*): read a fraction f = 0.1, the √T rule's knee K = 2,048.
 CX_FRACTION, CX_KNEE = 0.1, 2048.0
 CX_CONTEXT = (512.0, 1e8)
@@ -386,14 +369,6 @@ def _usd_md(x: float) -> str:
         return usd(x).replace("$", "\\$")
     e = int(np.floor(np.log10(x)))
     return f"\\${x / 10 ** e:.3g}×10{str(e).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
-
-
-def _tex_usd(x: float) -> str:
-    """A dollar amount for KaTeX: 0.0123 → '\\$0.0123', 1.2e-7 → '\\$1.2\\times 10^{-7}'."""
-    if not np.isfinite(x):
-        return r"\infty"
-    e = int(np.floor(np.log10(abs(x)))) if x else 0
-    return rf"\${x:.3g}" if -3 <= e <= 3 else rf"\${x / 10 ** e:.3g}\times 10^{{{e}}}"
 
 
 def step_training(view: View) -> Shown:
@@ -414,15 +389,10 @@ def step_training(view: View) -> Shown:
                                          title=f"Over-training against traffic ({days:g} days, {models:g} models)")
     fig = with_play(fig, rates, ot.overtrain_factor[i], label="R", unit="×", fmt=lambda r: f"{number(r)} tok/s")
     i_inf = TRAIN_COEF["ineff_inf"]
-    tex = (rf"D_{{pre}} = \frac{{2\,\text{{ineff}}_{{inf}}}}{{6}}\cdot\frac{{R}}{{n}}\cdot t = "
-           rf"\frac{{2\times{i_inf:g}}}{{6}}\times\frac{{{tex_num(rate, 'tok/s')}}}{{{models:g}}}\times "
-           rf"{days:g}\,\text{{d}}\times 86{{,}}400\,\tfrac{{\text{{s}}}}{{\text{{d}}}} = "
-           rf"{tex_num(d_pre)}\ \text{{tokens}}")
-    tex2 = (rf"\text{{over-training}} = \frac{{D_{{pre}}}}{{{CHINCHILLA_PER_PARAM:g}\,N_a}} = "
-            rf"\frac{{{tex_num(d_pre)}}}{{{CHINCHILLA_PER_PARAM:g}\times{params(na)}}} = {factor:.3g}\times")
     side = "" if k == i else (f"; the sidebar's {s.model.name} ({number(na_side)} active) would be "
                               f"{factor_side:.3g}× over-trained")
-    return Shown(fig, (tex, tex2),
+    return Shown(fig, (eq_training.pretrain_tokens(na, rate, days, models, **TRAIN_COEF),
+                       eq_training.overtraining(na, rate, days, models, **TRAIN_COEF)),
                  f"A model serving {number(rate / models)} tokens/s for {days:g} days should spend as much on "
                  f"pretraining as on inference, so it pretrains on {number(d_pre)} tokens — {factor:.3g}× "
                  f"Chinchilla's {CHINCHILLA_PER_PARAM:g} per parameter at {number(na)} active{side}. That "
@@ -466,15 +436,11 @@ def step_prices(view: View) -> Shown:
                     (T_arch, 1.0, f"architecture crossover {tokens(T_arch)}", fig_prices.ARCH_COLOR)],
         title=f"Cost per token against context: {who}'s price tier")
     fig = with_play(fig, T, roof[0], label="T", unit="×", fmt=tokens)
-    tex = (rf"kv = \frac{{2\,N_a}}{{(F/bw)\cdot T_\times}} = \frac{{2\times{params(Na)}}}"
-           rf"{{{fpb:g}\times{tex_int(T_x)}}} = {tex_int(kv_imp)}\ \text{{B/token}}")
-    tex2 = (rf"kv_{{arch}} = L\cdot 2\cdot d_{{head}}\cdot n_{{kv}}\cdot b = {kvl:g}\times 2\times{dh}\times{kvh}"
-            rf"\times{DTYPE_BYTES[dt]:g}\,\text{{B}} = {tex_int(kv_arch)}\ \text{{B/token}}")
     jump_text = " and ".join(f"{what} {jumps[n]:.3g}×" for n, what in enumerate(("input", "output"))
                              if np.isfinite(jumps[n]))
     hw = s.hardware
     unc = "kv" in table.uncertain[i] or "jump" in table.uncertain[i]
-    return Shown(fig, (tex, tex2),
+    return Shown(fig, (eq_prices.kv_from_tier(Na, fpb, f, T_x, dh, kvh, kvl, DTYPE_BYTES[dt]),),
                  f"{who}'s price steps up above {T_x:,.0f} tokens ({jump_text}). If that is where a token's KV "
                  f"read overtakes its {number(2 * Na)} FLOPs, the KV is ≈ {kv_imp:,.0f} B per token — 'almost "
                  f"two kilobytes', close to one shared KV layer of {kvh} heads × {dh} at {DTYPE_BYTES[dt]:g} byte "
@@ -502,7 +468,6 @@ def step_tiers(view: View) -> Shown:
     env = cheapest_envelope(costs)
     k_now, k_tier = int(costs.cheapest[i_now]), int(costs.cheapest_tier[i_now])
     best = float(costs.cheapest_usd[i_now])
-    tier_usd = float(costs.tier_usd[k_tier, i_now])
     offer = presets.price_presets().get(TIER_OFFER)
     provider, refs, listed = None, [], ""
     if offer is not None and offer.cache_read_usd_per_mtok is not None:
@@ -521,23 +486,6 @@ def step_tiers(view: View) -> Shown:
                                  ttls=[(TTL_5M_S, "5-min TTL"), (TTL_1H_S, "1-h TTL")], provider=provider, refs=refs,
                                  title=f"Holding one token's KV for t, then reading it back ({model.name})")
     fig = with_play(fig, grid, costs.cheapest_usd * 1e6, label="t", unit="$/Mtok", fmt=duration)
-    drains = r",\ ".join(rf"\text{{{names[n]}: {seconds(t.drain_s)}}}" for n, t in enumerate(tiers))
-    tex = r"t_{drain} = \frac{\text{capacity}}{\text{bandwidth}}:\quad " + drains
-    tb = tiers[k_tier]
-    lab = names[k_tier]
-    if tb.medium == "hbm":
-        tier_tex = (rf"c_{{\text{{{lab}}}}}(t) &= \frac{{kv}}{{M}}\,p\,t = \frac{{{tex_num(kv, 'B')}}}"
-                    rf"{{{tex_num(tb.capacity_bytes, 'B')}}}\times\frac{{\${tb.usd_per_hour:.3g}}}{{3600\,\text{{s}}}}"
-                    rf"\times{hold:g}\,\text{{s}}")
-    else:
-        tier_tex = (rf"c_{{\text{{{lab}}}}}(t) &= \Big(\frac{{kv}}{{cap}}\,t + \frac{{kv}}{{bw}}\Big)\,p = "
-                    rf"\Big(\frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.capacity_bytes, 'B')}}}\times{hold:g}\,\text{{s}}"
-                    rf" + \frac{{{tex_num(kv, 'B')}}}{{{tex_num(tb.bandwidth_bytes_per_s, 'B/s')}}}\Big)\times"
-                    rf"\frac{{\${tb.usd_per_hour:.3g}}}{{3600\,\text{{s}}}}")
-    tex2 = (r"\begin{aligned}" + tier_tex + rf" = {_tex_usd(tier_usd)}\ \text{{per token}}\\ "
-            rf"c_{{re}} &= \frac{{2N_a}}{{F}}\,p_{{chip}} = \frac{{2\times{params(model.active_params)}}}"
-            rf"{{{tex_num(s.flops, 'FLOP/s')}}}\times\frac{{\${hw.price_usd_per_hour:.3g}}}{{3600\,\text{{s}}}} = "
-            rf"{_tex_usd(rec)}\ \text{{per token}}\end{{aligned}}")
     handover = " → ".join(names[n] + (f" up to {duration(t)}" if m < len(env.switch_s) else "")
                           for m, (n, t) in enumerate(zip(env.order, (*env.switch_s, np.inf))))
     if k_now == len(tiers):
@@ -545,7 +493,8 @@ def step_tiers(view: View) -> Shown:
     else:
         where = (f"it is cheapest in {names[k_now]}: {_usd_md(best * 1e6)}/Mtok, {number(rec / best)}× less than "
                  f"recomputing it ({_usd_md(rec * 1e6)}/Mtok)")
-    return Shown(fig, (tex, tex2),
+    return Shown(fig, (eq_tiers.drain_times(tiers, names[:-1]),
+                       eq_tiers.hold_or_recompute(s, tiers[k_tier], names[k_tier], kv, hold)),
                  f"To keep a returning prompt's KV ({bytes_(kv)} per token for {model.name}) for {seconds(hold)}, "
                  f"{where}. The cheapest place moves to slower, cheaper-per-byte tiers as the hold time grows — "
                  f"{handover}. The lecture's rule of thumb: the tier whose drain time matches the hold time.",
@@ -591,21 +540,9 @@ def step_context(view: View) -> Shown:
                                       band=STALLED_CONTEXT_TOKENS,
                                       title=f"Cost per token against context ({model.name}, B = {B:g})")
     fig = with_play(fig, grid, dense.usd_per_mtok, label="T", unit="$/Mtok", fmt=tokens)
-    if kv.window_bytes_per_token > 0:
-        tex = (rf"kv(T_c) = {tex_num(kv.full_bytes_per_token, 'B')}\cdot T_c + "
-               rf"{tex_num(kv.window_bytes_per_token, 'B')}\cdot\min(T_c, {tex_int(kv.window_tokens)}) = "
-               rf"\frac{{2\,N_a\cdot bw}}{{F}} = {tex_num(2 * Na * bw / F, 'B')}\;\Rightarrow\; "
-               rf"T_c = {tex_int(tc_dense)}\ \text{{tokens}}")
-    else:
-        tex = (rf"T_c = \frac{{2\,N_a\cdot bw}}{{F\cdot kv_{{tok}}}} = \frac{{2\times{params(Na)}\times"
-               rf"{tex_num(bw, 'B/s')}}}{{{tex_num(F, 'FLOP/s')}\times{tex_num(kv.full_bytes_per_token, 'B')}}} = "
-               rf"{tex_int(tc_dense)}\ \text{{tokens}},\qquad T_c(f) = \frac{{T_c}}{{f}} = "
-               rf"\frac{{{tex_int(tc_dense)}}}{{{f:g}}} = {tex_int(tc_frac)}")
-    tex2 = (rf"T_c^{{ref}} = \frac{{2\times{params(LECTURE_ACTIVE_PARAMS)}}}{{(F/bw)\times kv^{{ref}}_{{tok}}}} = "
-            rf"\frac{{2\times{params(LECTURE_ACTIVE_PARAMS)}}}{{{F / bw:,.0f}\times"
-            rf"{tex_num(kv_ref.full_bytes_per_token, 'B')}}} = {tex_int(tc_ref)}\ \text{{tokens}}"
-            r"\quad\text{(the lecture's frontier model)}")
-    return Shown(fig, (tex, tex2),
+    sparse = () if kv.window_bytes_per_token > 0 else (eq_context.sparse_crossovers(s, f, knee),)
+    return Shown(fig, (eq_kv.compute_crossover(s), eq_context.reference_crossover(s, LECTURE_ACTIVE_PARAMS, kv_ref),
+                       *sparse),
                  f"Past ≈ {tokens(tc_dense)} tokens one sequence's KV read takes longer than its matmuls, so no "
                  f"batch makes {model.name}'s decode compute-bound and every extra token of context costs more. "
                  f"The lecture's frontier model ({number(LECTURE_ACTIVE_PARAMS)} active, "

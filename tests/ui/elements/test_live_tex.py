@@ -1,14 +1,17 @@
-"""The equation element (ui/elements/live_tex.py): what it sends, its fallback to st.latex, repeated TeX."""
+"""The equation element (ui/elements/live_tex.py): what it sends, its fallback to st.latex, repeated TeX,
+and its explicit keys (unique in every page's run)."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app.helpers import app, assert_clean, latex
 from ui.elements import live_tex
+from views import PAGES
 
 
 def test_the_renderer_is_katex_0_16_like_st_latexs():
@@ -51,9 +54,9 @@ def _two_of_the_same():
     import streamlit as st
 
     from ui.elements.live_tex import latex as tex
-    tex(r"x = 1")
-    tex(r"x = 1")                    # the same TeX twice in one run: st.latex would clash
-    tex(r"y = 2")
+    tex(r"x = 1", key="t.first")
+    tex(r"x = 1", key="t.again")     # the same TeX twice in one run: st.latex would clash
+    tex(r"y = 2", key="t.y")
     st.button("rerun")
 
 
@@ -61,7 +64,7 @@ def test_the_same_tex_twice_in_one_run_is_two_elements_in_every_run():
     at = AppTest.from_function(_two_of_the_same).run()
     assert_clean(at)
     assert latex(at) == ["x = 1", "x = 1", "y = 2"]
-    at.button[0].click().run()               # a second run: the repeat key is counted afresh
+    at.button[0].click().run()               # a second run: the same elements
     assert_clean(at)
     assert latex(at) == ["x = 1", "x = 1", "y = 2"]
 
@@ -71,12 +74,12 @@ def _changing_tex():
 
     from ui.elements.live_tex import latex as tex
     n = st.number_input("n", value=1)
-    tex(rf"x = {n}")                 # changes with the input
+    tex(rf"x = {n}", key="t.x")                  # changes with the input
     for i in range(2):
-        tex(rf"y_{i} = {n}")         # one line, two equations
+        tex(rf"y_{i} = {n}", key=f"t.y.{i}")     # one line, two equations
     if n > 1:
-        tex(r"z")                    # only sometimes
-    tex(r"w = 0")                    # never changes
+        tex(r"z", key="t.z")                     # only sometimes
+    tex(r"w = 0", key="t.w")                     # never changes
 
 
 def _tex_ids(at) -> list[str]:
@@ -84,8 +87,8 @@ def _tex_ids(at) -> list[str]:
 
 
 def test_an_equation_keeps_its_element_id_when_its_tex_changes():
-    """The key is the page line (and its count in the run), not the TeX: the frontend then keeps the
-    element and KaTeX redraws it in place, instead of removing it and mounting a new one."""
+    """The key names the equation, not its TeX: the frontend then keeps the element and KaTeX redraws it
+    in place, instead of removing it and mounting a new one."""
     at = AppTest.from_function(_changing_tex).run()
     assert_clean(at)
     before = _tex_ids(at)
@@ -95,3 +98,33 @@ def test_an_equation_keeps_its_element_id_when_its_tex_changes():
     assert latex(at) == ["x = 2", "y_0 = 2", "y_1 = 2", "z", "w = 0"]
     after = _tex_ids(at)
     assert after[:3] == before[:3] and after[4] == before[3] and after[3] not in before
+    assert [i.rsplit("-tex-", 1)[-1] for i in after] == ["t.x", "t.y.0", "t.y.1", "t.z", "t.w"]
+
+
+def test_an_equation_needs_its_key():
+    with pytest.raises(TypeError):
+        live_tex.latex(r"x = 1")          # type: ignore[call-arg]
+
+
+def _same_key_twice():
+    from ui.elements.live_tex import latex as tex
+    tex(r"x = 1", key="t.x")
+    tex(r"x = 2", key="t.x")
+
+
+def test_a_key_drawn_twice_in_one_run_is_an_error():
+    at = AppTest.from_function(_same_key_twice).run()
+    assert at.exception and "t.x" in at.exception[0].value
+
+
+@pytest.mark.parametrize("page", [p.name for p in PAGES])
+def test_every_page_keys_its_equations_by_name_once_each(page):
+    """Each equation element's key is "page.equation" (the walkthrough's "walkthrough.step.n"): the same
+    in every run wherever the code that draws it moves, and no key twice in a run (Streamlit refuses a
+    repeated key, which assert_clean would show)."""
+    at = app(page=page)
+    assert_clean(at)
+    keys = [i.rsplit("-" + live_tex.KEY_PREFIX, 1)[-1] for i in _tex_ids(at)]
+    assert len(keys) == len(set(keys)), keys
+    assert all(re.fullmatch(rf"{re.escape(page)}\.[a-z0-9_.-]+", k) for k in keys), keys
+    assert len(keys) == len(latex(at))

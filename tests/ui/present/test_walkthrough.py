@@ -70,7 +70,8 @@ def test_floor_step_equation_has_todays_numbers():
     v = _view()
     shown = wk.step_floor(v)
     floor_ms = LLAMA.total_params * 2 / (8 * H100.hbm_bandwidth_bytes_per_s) * 1e3      # 141 GB / 26.8 TB/s
-    assert f"{floor_ms:.3g}" in shown.latex[0] and f"{floor_ms:.3g} ms" in shown.sentence
+    assert shown.latex[0].startswith(r"t_{step} = ")                                     # the step at B = 64
+    assert shown.latex[1].endswith(f"= {floor_ms:.3g}\\,\\text{{ms}}") and f"{floor_ms:.3g} ms" in shown.sentence
 
 
 def test_play_frames_run_along_the_curve():
@@ -91,7 +92,7 @@ def test_play_frames_run_along_the_curve():
 def test_moe_step_uses_a_moe_model_when_the_sidebar_is_dense():
     shown = wk.step_moe(_view())
     assert "DeepSeek" in shown.sentence
-    assert r"\lceil 256/8\rceil = 32" in shown.latex[0]     # 256 routed experts over an 8-GPU domain
+    assert r"\Big\lceil \frac{256}{8} \Big\rceil = 32" in shown.latex[0]     # 256 routed experts over an 8-GPU domain
 
 
 def test_training_step_is_the_lectures_130x_over_training():
@@ -117,8 +118,8 @@ def test_prices_step_reads_1667_bytes_from_the_gemini_tier():
     # Lecture §2.5: kv = 2·Na / ((F/bw)·T×) = 2 × 100e9 / (600 × 200,000) = 1,666.7 B/token ("almost two
     # kilobytes"); architecture 1 layer × 2 × 128 × 8 heads × 1 B = 2,048 B.
     shown = wk.step_prices(_view())
-    assert r"= 1{,}667\ \text{B/token}" in shown.latex[0]
-    assert r"= 2{,}048\ \text{B/token}" in shown.latex[1]
+    assert r"= 1{,}667\ \text{B/token}\\ " in shown.latex[0]
+    assert r"= 2{,}048\ \text{B/token}\end{aligned}" in shown.latex[0]
     assert "1,667 B per token" in shown.sentence and "2,048 B" in shown.sentence
     # Gemini 3 Pro's tier (presets/prices.yaml): $2 → $4 input, $12 → $18 output above 200k
     assert "200,000 tokens" in shown.sentence and "input 2×" in shown.sentence and "output 1.5×" in shown.sentence
@@ -132,8 +133,8 @@ def test_tiers_step_drain_times_and_the_cost_of_a_five_minute_hold():
     shown = wk.step_tiers(v)
     # drain = capacity / bandwidth: H100 80 GB / 3.35 TB/s = 23.9 ms; DDR5 1.536 TB / 576 GB/s = 2.67 s;
     # NVMe 15.36 TB / 14 GB/s = 1,097 s = 18.3 min; HDD 24 TB / 285 MB/s = 84,211 s = 23.4 h (presets/tiers.yaml)
-    for text in ("HBM: 23.9 ms", "DDR: 2.67 s", "flash: 18.3 min", "disk: 23.4 h"):
-        assert text in shown.latex[0]
+    for name, drain in (("HBM", "23.9 ms"), ("DDR", "2.67 s"), ("flash", "18.3 min"), ("disk", "23.4 h")):
+        assert re.search(rf"\\text{{{name}}}: &.*? = \\text{{{drain}}}", shown.latex[0])
     # Llama 3.1 70B KV: 80 layers × 2 × 8 KV heads × 128 × 2 B = 327,680 B per token. Held 300 s in flash and
     # read back: (327,680/15.36e12 × 300 + 327,680/14e9) × $0.044/3600 s = $3.64e-10 per token.
     flash = (327_680 / 15.36e12 * 300 + 327_680 / 14e9) * 0.044 / 3600
@@ -150,7 +151,7 @@ def test_context_step_crossover_is_2_na_bw_over_f_kv():
     shown = wk.step_context(_view())
     tc = 2 * LLAMA.active_params * 3.35e12 / (989.4e12 * 327_680)
     assert f"= {tc:,.0f}".replace(",", "{,}") in shown.latex[0] and "1{,}459" in shown.latex[0]
-    assert f"{tc / 0.1:,.0f}".replace(",", "{,}") in shown.latex[0]
+    assert f"= {tc / 0.1:,.0f}".replace(",", "{,}") in shown.latex[2]          # T_c(f) = T_c/f, f = 0.1
     # the lecture's frontier model on the lecture GPU: 2 × 100e9 / (300 × 2,048 × 2 B) = 162,760 tokens; its
     # DeepSeek round numbers: MLA KV 61 × (512 + 64) × 2 B = 70,272 B ⇒ 2 × 87.5e9 × 8e12 / (2.4e15 × 70,272) = 8,301
     shown = wk.step_context(_view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048))
