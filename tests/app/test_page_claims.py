@@ -133,7 +133,7 @@ def bf16_ratios() -> dict[str, float]:
 
 
 def test_bf16_ratios_of_the_presets_by_hand():
-    # Datasheets: A100 312e12 / 2.039e12 = 153; H100 989e12 / 3.35e12 = 295 (the chips' datasheets, as the lecture's table §2.1).
+    # Datasheets: A100 312e12 / 2.039e12 = 153; H100 989e12 / 3.35e12 = 295 (as the lecture's table, §2.1).
     r = bf16_ratios()
     assert r["a100"] == pytest.approx(153.0, abs=0.5) and r["h100"] == pytest.approx(295.2, abs=0.5)
     assert round(r["rubin-ultra"]) == 544 and round(r["tpu-v6e"]) == 560       # the issue's figures

@@ -194,7 +194,8 @@ def test_the_table_names_price_date_source_and_flags():
 
 def test_the_table_of_every_preset_is_drawn_only_while_open_and_follows_the_dials_then():
     """Section 5's table sits in a lazy expander (ui/elements/lazy.py): closed, a move of the f dial draws no grid
-    (drawn, it re-rendered on every such move: README, table of changes); opened, it reads the dials' values.
+    (drawn, it re-rendered on every such move: docs/performance.md "What the figures rest on"); opened, it
+    reads the dials' values.
     Its open state is not a dial (not in the URL), and its CSV download is there either way."""
     at = prices_app(V1)
     assert not any("implied KV [B/token]" in d.value.columns for d in at.dataframe)

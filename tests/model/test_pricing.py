@@ -38,7 +38,8 @@ def test_the_lectures_1667_bytes_per_token():
     # 2 · 100e9 / (600 · 200e3) = 2e11 / 1.2e8 = 1,666.67.
     assert pricing.implied_kv_bytes(100e9, 600.0, 200e3) == pytest.approx(1e11 / (300 * 2e5))
     assert pricing.implied_kv_bytes(100e9, 600.0, 200e3) == pytest.approx(1666.6667, rel=1e-6)
-    # bf16 FLOP/s (≈ 300 FLOP/B) read 2-byte KV: the same 1,667 elements are 3,333 bytes (docs/design.md "Closed forms").
+    # bf16 FLOP/s (≈ 300 FLOP/B) read 2-byte KV: the same 1,667 elements are 3,333 bytes
+    # (docs/design.md "Closed forms").
     assert pricing.implied_kv_bytes(100e9, 300.0, 200e3) == pytest.approx(3333.333, rel=1e-6)
     # Sparse attention reading a tenth of the context: the stored KV is 10× bigger ("multiply by 1/sparsity").
     assert pricing.implied_kv_bytes(100e9, 600.0, 200e3, 0.1) == pytest.approx(16666.67, rel=1e-6)

@@ -130,7 +130,7 @@ def test_bad_files_name_the_problem(text, needle):
 
 def test_a_reader_error_is_one_line():
     """A NUL byte: PyYAML's ReaderError spells its position on a second line (found by
-    tests/test_fuzz_cli.py); the CLI prints one `error:` line, so the message is folded."""
+    tests/cli/test_fuzz.py); the CLI prints one `error:` line, so the message is folded."""
     with pytest.raises(PresetError) as e:
         parse_text("\x00", "hardware")
     (problem,) = e.value.problems

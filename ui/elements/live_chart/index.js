@@ -407,7 +407,7 @@ function showError(state, message) {
 // expander not shown) is held, not drawn: the chart redraws when it comes within DEFER_MARGIN_PX of
 // the visible part of the page's scroll box, or before the page prints.  On a page of four or six
 // charts a dial move then costs the charts one can see, not all of them (plotly redraws a chart in
-// 10-35 ms: README, "Charts off screen").  A chart's first drawing is never held, so every chart is
+// 10-35 ms: docs/design.md "Charts off screen").  A chart's first drawing is never held, so every chart is
 // on the page from the start.  The graph div's __liveDeferred says whether it holds a figure.
 const DEFER_MARGIN_PX = 100;
 const held = new Set();                     // states holding a figure
