@@ -325,7 +325,7 @@ def v1_view():
     ("batch", "balance", lambda tex: [tex[0]]),                     # B*
     ("batch", "floor", lambda tex: [tex[2]]),                       # the step time
     ("kv-cache", "kv", lambda tex: [tex[1]]),                       # T_c
-    ("memory-tiers", "tiers", lambda tex: tex[:2]),                 # drain times, hold or recompute
+    ("memory-tiers", "tiers", lambda tex: [tex[1]]),                # hold or recompute
     ("context", "context", lambda tex: tex[:2]),                    # T_c, T_c^ref
     ("fast-mode", "fast", lambda tex: [tex[2]]),                    # the pair solved with KV
 ])

@@ -493,8 +493,8 @@ def step_tiers(view: View) -> Shown:
     else:
         where = (f"it is cheapest in {names[k_now]}: {_usd_md(best * 1e6)}/Mtok, {number(rec / best)}× less than "
                  f"recomputing it ({_usd_md(rec * 1e6)}/Mtok)")
-    return Shown(fig, (eq_tiers.drain_times(tiers, names[:-1]),
-                       eq_tiers.hold_or_recompute(s, tiers[k_tier], names[k_tier], kv, hold)),
+    # The tiers' drain times are in the legend: their equation (one row a tier, on the page) would not fit the slide.
+    return Shown(fig, (eq_tiers.hold_or_recompute(s, tiers[k_tier], names[k_tier], kv, hold),),
                  f"To keep a returning prompt's KV ({bytes_(kv)} per token for {model.name}) for {seconds(hold)}, "
                  f"{where}. The cheapest place moves to slower, cheaper-per-byte tiers as the hold time grows — "
                  f"{handover}. The lecture's rule of thumb: the tier whose drain time matches the hold time.",
