@@ -101,18 +101,6 @@ def _metric_row(items: list[tuple], per_row: int = 4) -> None:
                  columns=per_row)
 
 
-def _step_tex(r, t_comm: float, t_weights: float, t_step: float) -> str:
-    """The step equation of the current roofline mode, with today's numbers."""
-    mm, kv, at = float(r.t_matmul_s), float(r.t_kv_s), float(r.t_attn_s)
-    if mode == "per-phase":
-        return (rf"t_{{step}} = \max(t_{{matmul}}, t_{{weights}}, t_{{comm}}) + \max(t_{{attn}}, t_{{kv}}) = "
-                rf"\max({eq.tex_s(mm)}, {eq.tex_s(t_weights)}, {eq.tex_s(t_comm)}) + "
-                rf"\max({eq.tex_s(at)}, {eq.tex_s(kv)}) = {eq.tex_s(t_step)}")
-    return (rf"t_{{step}} = \max(t_{{matmul}},\ t_{{weights}} + t_{{kv}},\ t_{{comm}}) = "
-            rf"\max({eq.tex_s(mm)},\ {eq.tex_s(t_weights)} + {eq.tex_s(kv)},\ "
-            rf"{eq.tex_s(t_comm)}) = {eq.tex_s(t_step)}")
-
-
 def _terms(r, *, comm: float, weights: float | None = None) -> dict[str, float]:
     return {"matmul": float(r.t_matmul_s), "attention": float(r.t_attn_s),
             "weights": float(r.t_weights_s) if weights is None else weights, "kv": float(r.t_kv_s), "comm": comm}
@@ -229,10 +217,10 @@ def moe_section() -> None:
           r"\text{ per GPU})", key="moe.bytes")
     latex(eq.alltoall_time(s, B, ab), key="moe.comm")
     if tw:
-        latex(_step_tex(now, t_comm, t_w_touched, t_step_tw)
+        latex(eq.step_terms(now, mode, t_comm, t_w_touched, t_step_tw)
               + r"\quad\text{(touched experts only, bound: " + bound_tw + ")}", key="moe.step")
     else:
-        latex(_step_tex(now, t_comm, float(now.t_weights_s), float(now.t_step_s))
+        latex(eq.step_terms(now, mode, t_comm, float(now.t_weights_s), float(now.t_step_s))
               + r"\quad\text{(bound: " + str(now.bound) + ")}", key="moe.step")
 
     # ---- chart 1: against G (one call each: moe_alltoall and decode_step over the G grid)
@@ -383,7 +371,7 @@ def tp_section(dense: bool) -> None:
           rf"\frac{{{tex_int(B)}\cdot {tex_int(d)}\cdot {ab:g}\,\text{{B}}}}{{{tex_num(bw_up, 'B/s')}}} + "
           rf"{2 * (G_tp - 1)}\cdot {eq.tex_s(hop) if hop else '0'}\Big] = {eq.tex_s(t_tp)}", key="moe.tp")
     if dense:
-        latex(_step_tex(now, t_tp, float(now.t_weights_s), float(now.t_step_s))
+        latex(eq.step_terms(now, mode, t_tp, float(now.t_weights_s), float(now.t_step_s))
               + r"\quad\text{(bound: " + str(now.bound) + ")}", key="moe.tp_step")
     c1, c2 = st.columns([1.5, 1])
     with c1:

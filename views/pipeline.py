@@ -19,7 +19,7 @@ from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.equations import pipeline as eq
-from ui.equations import tex_int, tex_num, tex_time
+from ui.equations import tex_num
 from ui.figures import pipeline as fig_pipeline
 from ui.format import bytes_, number, seconds, tokens
 from ui.state.dials import choice_dial, number_dial, page_dial
@@ -141,10 +141,7 @@ with c1:
                "not move: a stage keeps P micro-batches' KV for 1/P of the layers. 'Even two [stages] is often "
                "enough'; after that the KV dominates.")
 with c2:
-    latex(rf"\begin{{aligned}}t_{{token}} &= t_{{step}} + P\cdot hop = {tex_time(t_step)} + {P}\times"
-          rf"{tex_time(hop_s) if hop_s else '0'} = {tex_time(lat_now)}\\ "
-          rf"\text{{tokens/s}} &= \frac{{P\,b}}{{t_{{token}}}} = \frac{{{P}\times{b:g}}}{{{tex_time(lat_now)}}} = "
-          rf"{tex_int(tps_now)}\ \text{{tok/s}}\end{{aligned}}", key="pipeline.latency")
+    latex(eq.token_latency(s.with_(pipeline_hop_s=hop_s), b, T, P), key="pipeline.latency")
     fig = fig_pipeline.latency_vs_stages(stages, pm.latency_s * 1e3, t_step * 1e3, pm.tokens_per_s, p_now=P,
                                          latency_now_ms=lat_now * 1e3, tps_now=tps_now, hop_ms=hop_s * 1e3,
                                          title="Per-token latency and tokens/s against stages")
@@ -200,9 +197,7 @@ with c3:
     if not L_cut:
         st.info(f"{model.name} has no layer count in the presets: the cut check needs it.", icon="ℹ️")
 with c4:
-    latex(rf"\begin{{aligned}}\text{{bubble}}_{{train}} &= \frac{{P-1}}{{m+P-1}} = "
-          rf"\frac{{{P - 1}}}{{{m_now}+{P - 1}}} = {100 * bubble_now:.3g}\,\%\\ "
-          r"\text{bubble}_{inference} &= 0\end{aligned}", key="pipeline.bubble")
+    latex(eq.training_bubble(P, m_now), key="pipeline.bubble")
     st.caption(f"Inference has no bubble: P = {P} micro-batches of b = {b:g} are always in flight.")
     fig = fig_pipeline.bubble_vs_microbatches(m_grid, b_stages, bubble, p_now=P, m_now=m_now, bubble_now=bubble_now,
                                               title=f"Training bubble against micro-batches (P = {P})")

@@ -21,7 +21,6 @@ from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.elements.section import section
-from ui.equations import params, tex_int
 from ui.equations import prices as eq
 from ui.figures import prices as fig_prices
 from ui.format import bytes_, number, tokens, usd
@@ -163,9 +162,7 @@ metrics.grid([
     Metric(f"Presets at {lo_band:g}–{hi_band:g}×", f"{in_band} of {len(table)}",
            help="The lecture: 'output tokens 3–5× more expensive than input; they run with 5×'."),
 ], columns=4)
-latex(rf"r = \frac{{p_{{out}}}}{{p_{{in}}}} = \frac{{\${offer.output_usd_per_mtok:g}}}"
-      rf"{{\${offer.input_usd_per_mtok:g}}} = {ratio:.3g}\qquad \frac{{\eta_{{decode}}}}{{\eta_{{prefill}}}} "
-      rf"\approx \frac{{1}}{{r}} = {eff:.3g}", key="prices.ratio")
+latex(eq.decode_efficiency(offer), key="prices.ratio")
 c1, c2 = st.columns([1, 1.6])
 with c1:
     st.markdown(
@@ -296,11 +293,7 @@ def cross_check_and_cache(table: pricing.PriceTable, i_off: int, hw, Na: float, 
                     "prefill FLOPs against reading its KV from HBM once."),
     ], columns=4)
     if has_hit:
-        latex(rf"\frac{{p_{{in}}}}{{p_{{hit}}}} = \frac{{\${offer.input_usd_per_mtok:g}}}"
-              rf"{{\${offer.cache_read_usd_per_mtok:g}}} = {disc:.3g}\times\qquad "
-              rf"\frac{{t_{{recompute}}}}{{t_{{read}}}} = \frac{{2N_a}}{{(F/bw)\cdot kv}} = "
-              rf"\frac{{2\times {params(Na)}}}{{{fpb:g}\times {tex_int(kv_arch_now)}\,\text{{B}}}} = "
-              rf"{tex_int(reload)}\times", key="prices.cache")
+        latex(eq.cache_discount(offer, Na, fpb, kv_arch_now), key="prices.cache")
     c1, c2 = st.columns([1, 1.6])
     with c1:
         if has_hit:
@@ -383,9 +376,7 @@ def tiers_cache_fast_and_table(i_off: int, hw) -> None:
         S, Pm = float(table.fast_speedup[i_f]), float(table.fast_price_multiple[i_f])
         b_std = float(table.fast_batch_standard_over_balance[i_f])
         b_fast = float(table.fast_batch_fast_over_balance[i_f])
-        latex(rf"P_m = \frac{{\${fo.fast_output_usd_per_mtok:g}}}{{\${fo.output_usd_per_mtok:g}}} = {Pm:.3g}\times,"
-              rf"\quad S = {S:.3g}\times\qquad B_{{std}} = S\cdot B^* = {b_std:.3g}\,B^*,\quad "
-              rf"B_{{fast}} = \frac{{B^*}}{{P_m}} = {b_fast:.3g}\,B^*", key="prices.fast")
+        latex(eq.fast_multiples(fo), key="prices.fast")
         st.markdown(
             f"From **{label(fo)}**: fast output \\${fo.fast_output_usd_per_mtok:g} vs "
             f"\\${fo.output_usd_per_mtok:g} per Mtok for up to {S:.3g}× output speed "

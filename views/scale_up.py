@@ -16,7 +16,7 @@ from ui.elements import export, metrics
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.elements.section import section
-from ui.equations import STRUT, params, tex_num, tex_time
+from ui.equations import STRUT, tex_num, tex_time
 from ui.equations import scale_up as eq
 from ui.figures import batch as figures
 from ui.figures import scale_up as fig_scaleup
@@ -34,15 +34,6 @@ C_SWEEP_MAX = 576
 B_FILL_MAX = float(BATCH_OPTIONS[-1])      # the "fill" curve's batch is capped where the batch dial ends
 GENERATIONS = {8: "Hopper 8", 72: "Blackwell 72", 144: "Rubin Ultra 144", 576: "576 dies"}
 PARAM_TICKS = [(10.0 ** k, f"{10.0 ** k:g}B" if k < 3 else f"{10 ** (k - 3):,}T") for k in range(-2, 8)]  # in billions
-
-
-def tex_usd(x: float) -> str:
-    """usd() for KaTeX: '$1.20' → '\\$1.20' (no thousands comma: KaTeX spaces it)."""
-    return usd(x).replace("$", r"\$").replace(",", "{,}")
-
-
-def tex_bytes(x: float) -> str:
-    return tex_num(x, "B") if x >= 1 else "0"
 
 
 view = current_view()
@@ -128,16 +119,8 @@ e1, e2 = st.columns(2)
 with e1:
     latex(eq.domain(s), key="scale-up.domain")
 with e2:
-    holds = n_max_now >= model.total_params
-    latex(rf"\begin{{aligned}}N_{{max}} &= \frac{{C\cdot M - B\cdot kv(T)}}{{\text{{bytes/param}}}} = "
-          rf"\frac{{{tex_num(cap_agg, 'B')} - {B:g}\times{tex_bytes(kv_seq)}}}{{{bpp:g}\,\text{{B}}}}\\[6pt] &= "
-          + (rf"{params(n_max_now)}" if n_max_now > 0 else r"0\ \text{(the KV alone does not fit)}")
-          + (r"\ \ge\ " if holds else r"\ <\ ") + rf"{params(model.total_params)}\ \text{{({model.name})}}"
-          r"\end{aligned}", key="scale-up.largest")
-    latex(rf"\begin{{aligned}}\$/\text{{Mtok}} &= \frac{{C\cdot\text{{price}}}}{{3600}}\cdot\frac{{t_{{step}}}}{{B}}"
-          rf"\cdot 10^6\\[6pt] &= \frac{{{C:g}\times{tex_usd(price)}}}{{3600}}"
-          rf"\cdot\frac{{{tex_time(t_step)}}}{{{B:g}}}"
-          rf"\cdot 10^6 = {tex_usd(usd_now)}{STRUT}\end{{aligned}}", key="scale-up.cost")
+    latex(eq.largest_model(s, B, T), key="scale-up.largest")
+    latex(eq.cost(s, B, T), key="scale-up.cost")
 
 # ---------------------------------------------------------------- row 1: latency and cost against C
 st.radio("Sweep curves", SU_OPTIONS, key="su", horizontal=True, persist_state="session",
@@ -247,10 +230,10 @@ def row_two() -> None:
 
     latex(rf"\begin{{aligned}}&\text{{pipeline, }}P = {sx}: & M_{{agg}} &= C P M = {tex_num(cap[1], 'B')}, & "
           rf"t_{{floor}} &= \frac{{W}}{{C\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[1], 'B/s')}}} = "
-          rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {tex_usd(cost[1])}\\[12pt] "
+          rf"{tex_time(floor[1])}, & \$/\text{{Mtok}} &= {eq.tex_usd(cost[1])}\\[12pt] "
           rf"&\text{{one domain, }}C' = {C_big:g}: & M_{{agg}} &= C' M = {tex_num(cap[2], 'B')}, & "
           rf"t_{{floor}} &= \frac{{W}}{{C'\,bw}} = \frac{{{tex_num(W, 'B')}}}{{{tex_num(bwl[2], 'B/s')}}} = "
-          rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {tex_usd(cost[2])}{STRUT}\end{{aligned}}",
+          rf"{tex_time(floor[2])}, & \$/\text{{Mtok}} &= {eq.tex_usd(cost[2])}{STRUT}\end{{aligned}}",
           key="scale-up.pipeline_or_domain")
     hopper, blackwell = hardware_presets()["h100"], hardware_presets()["gb200"]   # the lecture's 'Hopper → Blackwell'
     st.markdown(

@@ -1,9 +1,9 @@
-"""MoE across the rack (lecture §1.8): experts per GPU and the all-to-all of one decode step — the MoE page
-and the walkthrough."""
+"""MoE across the rack (lecture §1.8): experts per GPU and the all-to-all of one decode step (the MoE page and
+the walkthrough), and the step with a layout's communication."""
 
 from __future__ import annotations
 
-from model import System
+from model import StepResult, System
 from model.cluster import experts_per_gpu as _experts_per_gpu
 from model.cluster import moe_alltoall
 from ui.equations import tex_num
@@ -41,3 +41,17 @@ def alltoall_time(s: System, batch: float, activation_bytes: float = 2.0) -> str
             rf"\frac{{{per_gpu}\cdot {out_frac}}}{{{out_bw}}}\Big) = "
             rf"\max({tex_s(float(at.t_scaleup_s))},\ {tex_s(float(at.t_scaleout_s))}) = "
             rf"{tex_s(float(at.t_comm_s))}\end{{aligned}}")
+
+
+def step_terms(r: StepResult, mode: str, t_comm: float, t_weights: float, t_step: float) -> str:
+    """The decode step as the roofline mode combines its named terms, with the communication time and
+    weight fetch of the layout at hand (the all-to-all or a tensor-parallel all-reduce; every weight, or
+    the busiest GPU's touched experts) and the step they give (model.roofline.combine)."""
+    mm, kv, at = float(r.t_matmul_s), float(r.t_kv_s), float(r.t_attn_s)
+    if mode == "per-phase":
+        return (rf"t_{{step}} = \max(t_{{matmul}}, t_{{weights}}, t_{{comm}}) + \max(t_{{attn}}, t_{{kv}}) = "
+                rf"\max({tex_s(mm)}, {tex_s(t_weights)}, {tex_s(t_comm)}) + "
+                rf"\max({tex_s(at)}, {tex_s(kv)}) = {tex_s(t_step)}")
+    return (rf"t_{{step}} = \max(t_{{matmul}},\ t_{{weights}} + t_{{kv}},\ t_{{comm}}) = "
+            rf"\max({tex_s(mm)},\ {tex_s(t_weights)} + {tex_s(kv)},\ "
+            rf"{tex_s(t_comm)}) = {tex_s(t_step)}")
