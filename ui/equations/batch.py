@@ -6,7 +6,7 @@ Compare and Scale-up pages and the walkthrough; the step time on the Batch page 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -30,10 +30,14 @@ def balance_batch(s: System) -> str:
     return f"B^* = {B_STAR} = {_balance_numbers(s)}"
 
 
+def _table(formula: str, rows: Iterable[str]) -> str:
+    """The formula, then one row of numbers per configuration, aligned at their '='."""
+    return r"\begin{aligned}" + r" \\ ".join([formula, *rows]) + STRUT + r"\end{aligned}"
+
+
 def balance_batch_table(systems: Mapping[int, System]) -> str:
     """B* of several configurations, one row each under the formula (the Compare page)."""
-    rows = [rf"B^* &= {B_STAR}"] + [rf"B^*_{i} &= {_balance_numbers(s)}" for i, s in systems.items()]
-    return r"\begin{aligned}" + r" \\ ".join(rows) + STRUT + r"\end{aligned}"
+    return _table(rf"B^* &= {B_STAR}", (rf"B^*_{i} &= {_balance_numbers(s)}" for i, s in systems.items()))
 
 
 def balance_batch_kv(s: System, context: float) -> str:
@@ -87,5 +91,4 @@ def latency_floor(s: System) -> str:
 
 def latency_floor_table(systems: Mapping[int, System]) -> str:
     """The latency floor of several configurations, one row each under the formula (the Compare page)."""
-    rows = [rf"t_{{floor}} &= {FLOOR}"] + [rf"t_{{floor,{i}}} &= {_floor_numbers(s)}" for i, s in systems.items()]
-    return r"\begin{aligned}" + r" \\ ".join(rows) + STRUT + r"\end{aligned}"
+    return _table(rf"t_{{floor}} &= {FLOOR}", (rf"t_{{floor,{i}}} &= {_floor_numbers(s)}" for i, s in systems.items()))
