@@ -17,7 +17,7 @@ Debian's `libjs-katex` (the renderer `st.latex` uses, so the TeX reads the same)
 inlined as data: URLs.  Nothing in the file asks the network for anything.
 
 The flags are the model CLI's (`python -m model step`): the same presets, files and overrides,
-parsed and turned into a System by model/cli.py's own parser and `build_system`.
+parsed and turned into a System by model/cli/'s own parser and `build_system`.
 """
 
 from __future__ import annotations
@@ -491,7 +491,7 @@ class _DeckParser(argparse.ArgumentParser):
 
 
 def make_parser() -> argparse.ArgumentParser:
-    """`python -m model step`'s flags (model/cli.py's own parser: presets, files, overrides), with
+    """`python -m model step`'s flags (model/cli/'s own parser: presets, files, overrides), with
     --batch and --context taking one value each, and --out."""
     top = cli.make_parser()
     sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))

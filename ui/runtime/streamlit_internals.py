@@ -54,30 +54,6 @@ def declare_assets(manager: Any, project: str, component: str, folder: Path) -> 
             folder.parent)
 
 
-# ---------------------------------------------------------------- the script run (ui/elements/live_tex.py)
-
-def per_run(name: str) -> dict[Any, Any] | None:
-    """A dict of the caller's, empty at the start of each script run of this session (a fragment's
-    rerun included); None outside a script run.
-
-    Why: an element key made from where the element is drawn needs a count that starts afresh with
-    every run.  Streamlit 1.67 gives each run a new `cursors` dict on the session's script-run context
-    (a private module), so the dict is kept on that context beside the `cursors` it belongs to
-    (tests/ui/elements/test_live_tex.py::test_the_same_tex_twice_in_one_run_is_two_elements_in_every_run
-    fails if this moves)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return None
-    attr = f"_roofline_{name}"
-    cursors, store = getattr(ctx, attr, (None, None))
-    if cursors is not ctx.cursors:
-        store = {}
-        setattr(ctx, attr, (ctx.cursors, store))
-    return store
-
-
 # ---------------------------------------------------------------- a session's event loop (ui/runtime/coalesce.py)
 
 # The ScriptRunner events that end a run (streamlit.runtime.scriptrunner.ScriptRunnerEvent values).

@@ -49,27 +49,6 @@ def test_declare_assets_gives_a_component_its_asset_folder(tmp_path):
     assert Path(manager.get_component_asset_root("roofline_test.widget")).resolve() == folder.resolve()
 
 
-def _per_run_counts():
-    import streamlit as st
-
-    from ui.runtime.streamlit_internals import per_run
-
-    counts = per_run("test_counts")
-    counts["n"] = counts.get("n", 0) + 1
-    again = per_run("test_counts")
-    again["n"] += 1
-    st.text(f"{counts['n']} {again is counts}")
-    st.button("rerun")
-
-
-def test_per_run_is_one_dict_per_run_and_none_outside_one():
-    assert streamlit_internals.per_run("test_counts") is None
-    at = AppTest.from_function(_per_run_counts).run()
-    assert not at.exception and at.text[0].value == "2 True"
-    at.button[0].click().run()
-    assert not at.exception and at.text[0].value == "2 True"      # afresh in the next run
-
-
 def test_the_session_internals_are_where_the_patch_expects_them():
     """What patch_session_scheduling, session_loop, per_session and ends_script_run reach on AppSession
     (tests/ui/runtime/test_coalesce.py drives them)."""
