@@ -45,8 +45,3 @@ def lecture_deepseek(deepseek) -> ModelArch:
 def sys70(h100, llama70) -> System:
     return System(h100, llama70, Precision(), Deployment(chips=8))
 
-
-# The real-browser fixtures (tests/browser/helpers.py), defined once for the whole directory: a session-scoped
-# fixture imported into several test modules would be one fixture per module, and a second Playwright
-# in the same worker process fails ("Sync API inside the asyncio loop").
-from tests.browser.helpers import app_page, app_url, chromium_browser, chromium_path  # noqa: E402, F401

@@ -8,18 +8,18 @@ starts in folder-discovery mode, so the first deep link after a server start (/k
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import views
+from tests import ROOT
 from ui.elements import live_chart, live_tex
 from ui.elements.metrics import Metric
 from ui.elements.metrics import parse as parse_metrics
 from ui.figures.plot import panels
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(ROOT / "app.py")
 
 PAGES = {p.name: p.script for p in views.PAGES}   # name (URL path) → script: the one list, views/__init__.py
 

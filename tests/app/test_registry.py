@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import views
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 REGISTRY = ROOT / "views" / "__init__.py"
 NAMES = {p.name for p in views.PAGES}
 SCRIPT = re.compile(r"^views/\w+\.py$")

@@ -1,12 +1,13 @@
 """bench/minimal_app.py, the benchmarks' stock baseline: one chart by default, `?charts=N` draws N
 (bench_ui.py times the stock app drawing as many charts as a page redraws), bad values fall back."""
 
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[2] / "bench" / "minimal_app.py"
+from tests import ROOT
+
+APP = ROOT / "bench" / "minimal_app.py"
 
 
 def charts(query: str | None) -> int:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from model import cli
+from tests import ROOT
 from tests.cli.helpers import run_error, run_json
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # An H100-like chip and a 70B model with Llama-70B's KV (327,680 B/token), from flags only: no preset.
 FLAGS = ["--flops", "1e15", "--hbm-bw", "3.35e12", "--hbm-bytes", "80e9", "--price-per-hour", "3.6",

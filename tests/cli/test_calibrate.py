@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from model import calibrate as cal
 from model import cli, presets
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 ITEMS = presets.measurement_presets()
 
 

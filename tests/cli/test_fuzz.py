@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import yaml
@@ -27,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import cli, presets
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "4")) * 50
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], print_blob=True)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
 from model import cli
+from tests import ROOT
 from tests.cli.helpers import run_error, run_json, run_text
 
-ROOT = Path(__file__).resolve().parents[2]
 CHIP = ["--flops", "1e15", "--hbm-bw", "2e12"]
 MODEL = ["--total-params", "100e9", "--active-params", "10e9"]
 MOE = ["--experts", "64", "--experts-per-token", "4", "--d-model", "4096", "--moe-layers", "30", "--layers", "32"]

@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets
+from tests import ROOT
 from tests.cli.helpers import run, run_error, run_json
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # H100-like chip and a dense 70B model with Llama-70B's KV (80 layers · 2 · 8 heads · 128 · 2 B =
 # 327,680 B/token), all from flags: no preset involved.

@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import argparse
 import re
-from pathlib import Path as FilePath
 from typing import Any
 
 import pytest
 
 from model import cli
 from model.cli.common import BY_FLAG, Path
+from tests import ROOT
 from tests.cli.helpers import run_error, run_json, run_text
-
-ROOT = FilePath(__file__).resolve().parents[2]
 
 VALUES = {
     "--flops": "1e15", "--hbm-bw": "2e12", "--hbm-bytes": "1e12", "--price-per-hour": "3.6",

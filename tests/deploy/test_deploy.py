@@ -39,10 +39,10 @@ from streamlit.proto.NewSession_pb2 import Config as SessionConfig
 import views
 from bench.bench_load import Client, free_port, health, stop_process_group
 from model.presets import MAX_FILE_BYTES
+from tests import ROOT
 from ui.elements.live_chart import chart_protos, figure_of
 from ui.state import dials
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 HEALTH_TIMEOUT_S = 90.0
 

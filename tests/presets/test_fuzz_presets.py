@@ -20,7 +20,6 @@ import sys
 import textwrap
 import time
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 import yaml
@@ -29,8 +28,8 @@ from hypothesis import strategies as st
 
 from model import presets
 from model.presets import MAX_FILE_BYTES, PresetError
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "4")) * 25
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], print_blob=True)

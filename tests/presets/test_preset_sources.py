@@ -7,15 +7,15 @@ inherits its entry's source is held to the same rule.
 """
 
 import re
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
 from model import presets
+from tests import ROOT
 
-PRESET_DIR = Path(__file__).resolve().parents[2] / "presets"
+PRESET_DIR = ROOT / "presets"
 FILES = sorted(PRESET_DIR.glob("*.yaml"))
 KINDS = ("hardware", "model", "price", "tier", "measurement")
 

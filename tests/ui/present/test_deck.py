@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from model import ModelArch, System, presets
+from tests import ROOT
 from ui.present import deck
 from ui.present import walkthrough as wk
 from ui.state.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
 from ui.state.view import View
 
-ROOT = Path(__file__).resolve().parents[3]
 H100 = presets.hardware_presets()["h100"]
 LLAMA = presets.model_presets()["llama-3.1-70b"]
 KATEX_FONTS = 20          # woff2 files of KaTeX 0.16 (Debian fonts-katex): AMS … Typewriter

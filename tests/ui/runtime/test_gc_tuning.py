@@ -7,6 +7,7 @@ import sys
 import types
 import weakref
 
+from tests import ROOT
 from ui.runtime import gc_tuning
 
 
@@ -38,7 +39,6 @@ def test_streamlit_config_turns_the_post_run_collection_off():
     """Streamlit's full collection after every run is off (it scans every session's objects under load);
     Python's own generational collector, made cheap by the freeze, frees cycles instead."""
     import tomllib
-    from pathlib import Path
 
-    cfg = tomllib.loads((Path(__file__).resolve().parents[3] / ".streamlit" / "config.toml").read_text())
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert cfg["runner"]["postScriptGC"] is False

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests import ROOT
 from ui.runtime import streamlit_internals
 
-ROOT = Path(__file__).resolve().parents[3]
 INTERNALS = ROOT / "ui" / "runtime" / "streamlit_internals.py"
 
 
