@@ -1,4 +1,5 @@
-"""Shared fixtures: explicit specs (no presets needed) with round, checkable numbers."""
+"""Fixtures used in more than one folder (tests/model, tests/ui/figures, tests/ui/elements): explicit specs (no
+presets needed) with round, checkable numbers.  A folder's own fixtures are in its conftest.py."""
 
 import pytest
 
@@ -33,12 +34,6 @@ def deepseek() -> ModelArch:
     return ModelArch(name="dsv3", total_params=671e9, active_params=37e9, n_layers=61, d_model=7168,
                      n_heads=128, n_kv_heads=128, head_dim=128, attention="mla", kv_lora_rank=512,
                      qk_rope_dim=64, n_experts=256, experts_per_token=8, n_shared_experts=1)
-
-
-@pytest.fixture
-def lecture_deepseek(deepseek) -> ModelArch:
-    # The lecture's round numbers: 700B total, sparsity 8 ("32 of 256 experts").
-    return deepseek.with_(total_params=700e9, active_params=87.5e9)
 
 
 @pytest.fixture

@@ -136,8 +136,9 @@ def test_cheapest_option_at_the_ttls_and_hand_over_times_by_hand():
     env = cheapest_envelope(c)
     assert env.order == (0, 1, 2, 3, 4)
     assert np.allclose(env.switch_s, hand, rtol=1e-9)
-    assert hand[0] == pytest.approx(0.0104, rel=0.01) and hand[1] == pytest.approx(19.7, rel=0.01)
-    assert hand[2] / 3600 == pytest.approx(21.0, rel=0.01) and hand[3] / 86400 == pytest.approx(9.84, rel=0.01)
+    t = env.switch_s
+    assert t[0] == pytest.approx(0.0104, rel=0.01) and t[1] == pytest.approx(19.7, rel=0.01)
+    assert t[2] / 3600 == pytest.approx(21.0, rel=0.01) and t[3] / 86400 == pytest.approx(9.84, rel=0.01)
     # 1 ms: HBM; 1 s: DDR; the 5-minute and 1-hour lifetimes: flash; a day: disk; a month: recompute.
     assert [c.names[k] for k in c.cheapest] == [hbm.name, ddr.name, flash.name, flash.name, disk.name, "recompute"]
     assert list(c.cheapest_tier) == [0, 1, 2, 2, 3, 3]      # where a hit would be held: the cheapest tier

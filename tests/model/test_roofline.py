@@ -26,9 +26,11 @@ from model import (
 from model.roofline import bound_of, combine, read_tokens
 
 
-def test_h100_flops_per_byte_is_295():
-    # Scaling book / lecture §2.1: H100 989e12 bf16 FLOP/s ÷ 3.35e12 B/s ≈ 295.
-    assert 989e12 / 3.35e12 == pytest.approx(295.22, abs=0.01)
+def test_a_dense_models_balance_batch_on_h100_is_its_flops_per_byte_295(h100, llama70):
+    # Scaling book / lecture §2.1: H100 989e12 bf16 FLOP/s ÷ 3.35e12 B/s ≈ 295.  A dense model with weights
+    # and FLOP/s at one precision (bf16) has B* = (F/bw) × (total/active) = F/bw.
+    assert float(system_balance_batch(System(h100, llama70))) == pytest.approx(295.22, abs=0.01)
+    assert float(balance_batch(989e12, 3.35e12, 2 * 70.6e9, 70.6e9)) == pytest.approx(295.22, abs=0.01)
 
 
 def test_balance_batch_is_300_times_sparsity(lecture_gpu, lecture_deepseek):

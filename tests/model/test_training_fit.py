@@ -1,4 +1,4 @@
-"""model/training.py beyond the lecture: the cost-optimal size for a target loss under Chinchilla's fit.
+"""model/training.py beyond the lecture: the Chinchilla loss fit, and the cost-optimal size for a target loss under it.
 
 What "total cost is minimised near equal thirds" can mean, made precise (the page states the same):
   * In the lecture's arithmetic the three costs are equal by construction (tests/model/test_training.py).
@@ -29,9 +29,11 @@ from model.training import (
     cost_optimal_size,
     heuristic_size,
     loss_term_ratio,
+    params_for_loss,
     params_for_loss_at_ratio,
     size_for_quality,
     smallest_params_for_loss,
+    tokens_for_loss,
 )
 
 D_INF = 2.592e14            # 50M tok/s × 60 days × 86,400 s (lecture §2.11)
@@ -57,8 +59,38 @@ def lecture_loss(fit):
 
 def test_lecture_target_loss_by_hand():
     # 1.69 + 406.4/1e11^0.34 + 410.7/2.592e14^0.28 = 1.69 + 0.07396 + 0.03781 = 1.8018 nats/token
-    assert lecture_loss(CHINCHILLA_FIT) == pytest.approx(1.8018, abs=2e-4)
-    assert float(chinchilla_loss(100e9, D_INF)) == pytest.approx(lecture_loss(CHINCHILLA_FIT), rel=1e-12)
+    assert float(chinchilla_loss(100e9, D_INF)) == pytest.approx(1.8018, abs=2e-4)
+    # … and the hand formula the other tests use for their targets gives the model's loss, under either fit.
+    for fit in FITS.values():
+        assert float(chinchilla_loss(100e9, D_INF, fit)) == pytest.approx(lecture_loss(fit), rel=1e-12)
+
+
+def test_chinchilla_loss_at_chinchillas_own_point_by_hand():
+    # E + A/N^α + B/D^β at N = 70e9, D = 1.4e12 (Chinchilla itself): 1.69 + 406.4/70e9^0.34 + 410.7/1.4e12^0.28.
+    f = CHINCHILLA_FIT
+    expect = f["E"] + f["A"] / 70e9 ** f["alpha"] + f["B"] / 1.4e12 ** f["beta"]
+    assert float(chinchilla_loss(70e9, 1.4e12)) == pytest.approx(expect)
+    assert 1.9 < float(chinchilla_loss(70e9, 1.4e12)) < 2.0
+
+
+def test_tokens_and_params_for_loss_invert_the_fit():
+    L = float(chinchilla_loss(30e9, 3e12))
+    assert float(tokens_for_loss(30e9, L)) == pytest.approx(3e12, rel=1e-9)
+    assert float(params_for_loss(3e12, L)) == pytest.approx(30e9, rel=1e-9)
+    assert np.isinf(tokens_for_loss(1e6, L))           # too small to ever get there
+
+
+def test_inference_volume_pushes_to_smaller_overtrained_models():
+    n = np.geomspace(1e9, 1e13, 801)
+    L = float(chinchilla_loss(100e9, 2e12))
+    none = size_for_quality(L, 0.0, n)
+    assert none.best == none.chinchilla_best
+    served = size_for_quality(L, 2.592e14, n)           # the lecture's 50M tok/s × 60 days
+    assert n[served.best] < n[none.best]
+    assert served.pretrain_tokens[served.best] / n[served.best] > 20 * 10
+    # At the optimum the rising and falling costs are of one order (the lecture's equal-costs heuristic).
+    ratio = served.pretrain_flops[served.best] / served.inference_flops[served.best]
+    assert 0.2 < ratio < 5
 
 
 @pytest.mark.parametrize("fit_name", list(FITS))
@@ -78,19 +110,20 @@ def test_lecture_numbers_hoffmann_near_equal_refit_not():
     # Hoffmann et al.'s constants: N* ≈ 108B on ≈ 216T tokens, 45.5 % on pretraining; the heuristic's
     # 100B on 259T costs +0.72 % (brute force above, at the printed precision).
     L = lecture_loss(CHINCHILLA_FIT)
-    n, d, total, share = brute(CHINCHILLA_FIT, L, D_INF)
-    assert n == pytest.approx(108.2e9, rel=2e-3) and d == pytest.approx(216.4e12, rel=2e-3)
-    assert share == pytest.approx(0.455, abs=2e-3)
+    opt = cost_optimal_size(L, D_INF)
+    assert float(opt.params) == pytest.approx(108.2e9, rel=2e-3)
+    assert float(opt.pretrain_tokens) == pytest.approx(216.4e12, rel=2e-3)
+    assert float(opt.pretrain_flops / opt.total_flops) == pytest.approx(0.455, abs=2e-3)
     h = heuristic_size(L, D_INF)
     assert float(h.params) == pytest.approx(100e9, rel=1e-9)       # the heuristic's own model, recovered
     heur_total = 6 * 100e9 * D_INF + 6 * 100e9 * D_INF
     assert float(h.total_flops) == pytest.approx(heur_total, rel=1e-9)
-    assert heur_total / total - 1 == pytest.approx(0.0072, abs=5e-4)
+    assert float(h.total_flops / opt.total_flops) - 1 == pytest.approx(0.0072, abs=5e-4)
     # Besiroglu et al.'s refit: the optimum spends only ~26 % on pretraining; equal costs cost ~19 % more.
     L = lecture_loss(BESIROGLU_FIT)
-    n, d, total, share = brute(BESIROGLU_FIT, L, D_INF)
-    assert share == pytest.approx(0.258, abs=3e-3)
-    assert heur_total / total - 1 == pytest.approx(0.19, abs=0.01)
+    opt = cost_optimal_size(L, D_INF, fit=BESIROGLU_FIT)
+    assert float(opt.pretrain_flops / opt.total_flops) == pytest.approx(0.258, abs=3e-3)
+    assert heur_total / float(opt.total_flops) - 1 == pytest.approx(0.19, abs=0.01)
 
 
 def test_chinchilla_optimum_closed_form():
