@@ -151,6 +151,47 @@ def tensor_parallel_allreduce_time(system: System, batch: ArrayLike, gpus: Array
     return m.n_layers * 2.0 * per
 
 
+LAYOUTS = ("none", "tp", "ep")
+
+
+def layout_comm_time(system: System, tokens: ArrayLike, layout: str, chips: ArrayLike | None = None, *,
+                     link_latency_s: float = 0.0, activation_bytes: float = 2.0) -> np.ndarray:
+    """The communication a layout of C chips implies for one pass of `tokens` tokens [s].
+
+    none: 0 — the roofline without a communication term (one chip, or a page that leaves it out).
+    tp  : tensor parallelism over C chips (a dense model; C within the scale-up domain): two ring
+          all-reduces of the tokens' activations per layer, `tensor_parallel_allreduce_time` with
+          `link_latency_s` per ring hop:
+              t = n_layers · 2 · [2(C−1)/C · tokens·d·a / bw_up + 2(C−1) · link_latency]
+    ep  : experts spread over C chips (an MoE model): dispatch + combine all-to-all per MoE layer,
+          `moe_alltoall` — (min(C, D) − 1)/C of it on the scale-up links, max(C − D, 0)/C over the
+          scale-out network past the domain D; t = max(t_scaleup, t_scaleout).
+    Both are affine in `tokens` (a latency term plus bytes ∝ tokens), which the planner uses.  In a
+    decode step `tokens` = B (plus the prompt tokens of chunked prefill); in a prefill pass B·L.
+    With P pipeline stages, C is the chips of one stage and the layers' collectives add up over
+    the stages to the whole-model time above.  Raises ValueError naming what is missing (the
+    model's d_model and n_layers; the chip's link bandwidths where the traffic needs them).
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout {layout!r} is not allowed: choose one of {', '.join(LAYOUTS)}")
+    c = np.asarray(system.deployment.chips if chips is None else chips, float)
+    n = np.asarray(tokens, float)
+    if layout == "none" or not np.any(c > 1):
+        return np.zeros(np.broadcast(c, n).shape)
+    m = system.model
+    if layout == "tp":
+        if np.any(c > system.hardware.scaleup_domain_chips):
+            raise ValueError(f"tensor parallelism over {c.max():g} chips leaves the scale-up domain of "
+                             f"{system.hardware.scaleup_domain_chips} (use pipeline stages beyond it)")
+        return tensor_parallel_allreduce_time(system, n, gpus=c, activation_bytes=activation_bytes,
+                                              hop_latency_s=link_latency_s) * np.ones(np.broadcast(c, n).shape)
+    if not m.is_moe or not m.experts_per_token:
+        raise ValueError(f"model {m.name!r} has no routed experts: the ep layout needs an MoE model")
+    if m.d_model is None or moe_layer_count(m) is None:
+        raise ValueError(f"model {m.name!r} needs d_model and its MoE layer count for the all-to-all")
+    return moe_alltoall(system, n, gpus=c, activation_bytes=activation_bytes).t_comm_s
+
+
 # ---------------------------------------------------------------- pipelining and scale-up
 
 def pipeline_cut_ratio(scaleup_bw: ArrayLike, scaleout_bw: ArrayLike, experts_per_token: ArrayLike,

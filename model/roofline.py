@@ -303,6 +303,71 @@ class System:
 
 
 @dataclass(frozen=True)
+class ChunkedPrefill:
+    """The prompt work each sequence's decode step carries in aggregated serving (chunked prefill).
+
+    In steady state a sequence finishes every O/a steps (a = tokens per step) and a new prompt of I
+    tokens takes its slot, so each step prefills, per sequence in the batch, over request classes i
+    (Iᵢ input and Oᵢ output tokens, a share sᵢ of requests):
+
+        prompt_tokens   x = a · Σ sᵢ·Iᵢ / Σ sᵢ·Oᵢ                 [tokens]
+        matmul_flops      = 2 · Na · x                             [FLOP]
+        attn_flops        = a · Σ sᵢ·A(Iᵢ) / Σ sᵢ·Oᵢ               [FLOP]  A = prefill_attention_flops
+        kv_write_bytes    = a · Σ sᵢ·kv_stored(Iᵢ) / Σ sᵢ·Oᵢ       [B]
+
+    The prompts' matmuls share the step's weight read (one pass carries both, as chunked-prefill
+    engines run it), so they add compute and KV writes to the step, not weight traffic:
+
+        t_matmul += B·matmul_flops / (C·F)
+        lecture  : t_matmul += B·attn_flops / (C·F)   (a prompt's attention is compute, as in `prefill`)
+        per-phase: t_attn   += B·attn_flops / (C·F)
+        t_kv     += B·kv_write_bytes / (C·bw)
+
+    and B·(1 + x) tokens per step pass through the layout's collectives (`tokens`).
+    """
+
+    prompt_tokens: float
+    matmul_flops: float
+    attn_flops: float
+    kv_write_bytes: float
+
+    def tokens(self, batch: ArrayLike) -> np.ndarray:
+        """Tokens one step moves through the layers: B decode tokens and B·x prompt tokens."""
+        return np.asarray(batch, float) * (1.0 + self.prompt_tokens)
+
+    def step_terms(self, batch: ArrayLike, chips: ArrayLike, flops: ArrayLike, hbm_bandwidth: ArrayLike,
+                   mode: str = "lecture") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(matmul, attention, KV) time [s] the prompts add to a step of B sequences on C chips."""
+        b = np.asarray(batch, float)
+        cF = np.asarray(chips, float) * flops
+        attn = b * self.attn_flops / cF
+        mm = b * self.matmul_flops / cF
+        if mode == "lecture":
+            return mm + attn, np.zeros_like(attn), b * self.kv_write_bytes / (np.asarray(chips, float) * hbm_bandwidth)
+        return mm, attn, b * self.kv_write_bytes / (np.asarray(chips, float) * hbm_bandwidth)
+
+
+def chunked_prefill(system: System, input_tokens: ArrayLike, output_tokens: ArrayLike,
+                    shares: ArrayLike | None = None) -> ChunkedPrefill:
+    """The `ChunkedPrefill` of a traffic of request classes (Iᵢ, Oᵢ, share sᵢ; equal shares if None)."""
+    I = np.atleast_1d(np.asarray(input_tokens, float))
+    O = np.atleast_1d(np.asarray(output_tokens, float))
+    s = np.ones(I.shape) if shares is None else np.atleast_1d(np.asarray(shares, float))
+    if not (I.shape == O.shape == s.shape) or I.ndim != 1:
+        raise ValueError("input tokens, output tokens and shares must be lists of one length")
+    if np.any(~np.isfinite(I)) or np.any(I < 1) or np.any(~np.isfinite(O)) or np.any(O < 1):
+        raise ValueError("input and output tokens must be finite numbers ≥ 1")
+    if np.any(~np.isfinite(s)) or np.any(s <= 0):
+        raise ValueError("shares must be finite numbers > 0")
+    kv = system.kv
+    per_step = system.deployment.tokens_per_step / float(np.sum(s * O))    # prompts started per sequence per step, ÷ Σs
+    x = per_step * float(np.sum(s * I))
+    return ChunkedPrefill(x, 2.0 * system.model.active_params * x,
+                          per_step * float(np.sum(s * prefill_attention_flops(kv, I))),
+                          per_step * float(np.sum(s * kv.stored_bytes(I))))
+
+
+@dataclass(frozen=True)
 class StepResult:
     """Arrays (all of one broadcast shape) describing a decode step; SI units."""
 
@@ -337,7 +402,8 @@ class StepResult:
 
 
 def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
-                chips: ArrayLike | None = None, t_comm: ArrayLike = 0.0) -> StepResult:
+                chips: ArrayLike | None = None, t_comm: ArrayLike = 0.0,
+                prefill: ChunkedPrefill | None = None) -> StepResult:
     """Decode step for B sequences at context T on `system` (arrays broadcast).
 
     With P pipeline stages, `batch` is the micro-batch: P micro-batches of B are in flight, each
@@ -347,6 +413,10 @@ def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
     tokens/s/user = tokens_per_step / t_step        tokens/s = P·B·tokens_per_step / t_step
     $/Mtok        = C·P·price/3600 · t_step / (P·B·tokens_per_step) · 1e6
     HBM per chip  = (W + P·B·kv_stored(T)) / (C·P)
+
+    `t_comm` is the step's communication term [s] (cluster.layout_comm_time); `prefill` adds the
+    prompts prefilled in chunks inside the step (aggregated serving; see `ChunkedPrefill`), so the
+    step's time and $/Mtok then carry the prompts' work and the tokens counted stay output tokens.
     """
     c = np.asarray(system.deployment.chips if chips is None else chips, float)
     if np.any(~np.isfinite(c)) or np.any(c < 1):
@@ -357,10 +427,11 @@ def decode_step(system: System, batch: ArrayLike, context: ArrayLike = 0.0, *,
     t = np.asarray(context, float)
     if np.any(~np.isfinite(t)) or np.any(t < 0):
         raise ValueError("context must be a finite number ≥ 0")
-    return _decode_step(system, b, t, c, t_comm)
+    return _decode_step(system, b, t, c, t_comm, prefill)
 
 
-def _decode_step(system: System, b: np.ndarray, t: np.ndarray, c: np.ndarray, t_comm: ArrayLike) -> StepResult:
+def _decode_step(system: System, b: np.ndarray, t: np.ndarray, c: np.ndarray, t_comm: ArrayLike,
+                 prefill: ChunkedPrefill | None = None) -> StepResult:
     """decode_step without input checks (solvers probe fractional batches below 1).
 
     Each term is computed on its inputs' own shapes, scalar constants folded first, and only
@@ -378,6 +449,9 @@ def _decode_step(system: System, b: np.ndarray, t: np.ndarray, c: np.ndarray, t_
     t_weights = system.weight_bytes / cbw                      # weight_fetch_time
     t_kv = b * kv_read_per_chip                                # kv_fetch_time
     t_attn = b * attn_per_chip                                 # attention_time
+    if prefill is not None:                                    # the chunked prompts ride on the step
+        pf_matmul, pf_attn, pf_kv = prefill.step_terms(b, c, F, bw, d.mode)
+        t_matmul, t_attn, t_kv = t_matmul + pf_matmul, t_attn + pf_attn, t_kv + pf_kv
     t_comm_arr = np.asarray(t_comm, float)
     no_comm = t_comm_arr.ndim == 0 and float(t_comm_arr) == 0.0
     if d.mode == "lecture" and no_comm:
@@ -468,19 +542,50 @@ class PrefillResult:
     t_compute_s: np.ndarray
     t_memory_s: np.ndarray
     t_prefill_s: np.ndarray          # time to first token for the batch's prompts
-    bound: np.ndarray                # "compute" or "memory"
+    bound: np.ndarray                # "compute" or "memory" ("comm" where a given t_comm exceeds both)
     usd_per_mtok_input: np.ndarray   # per prompt token actually computed
 
 
+def prefill_attention_flops(kv: KVLayout, prompt_tokens: ArrayLike, cached_tokens: ArrayLike = 0.0) -> np.ndarray:
+    """Attention FLOPs of prefilling tokens L0 … L − 1 of one prompt over the causal triangle [FLOP].
+
+    Σ_{p = L0}^{L − 1} [f_full · p + f_window · min(p, window)], f the prefill FLOPs per attended
+    token (KVLayout; MLA attends in the decompressed form here).
+    """
+    L = np.asarray(prompt_tokens, float)
+    L0 = np.minimum(np.asarray(cached_tokens, float), L)
+    f_full = kv.attn_flops_full if kv.prefill_flops_full is None else kv.prefill_flops_full
+    f_win = kv.attn_flops_window if kv.prefill_flops_window is None else kv.prefill_flops_window
+    return f_full * _causal_attended(L, L0, np.inf) + f_win * _causal_attended(L, L0, kv.window_tokens)
+
+
+def prefill_combine(t_mm, t_at, t_w, t_kv, t_comm=0.0, mode: str = "lecture") -> np.ndarray:
+    """A prefill pass's time from its terms [s].
+
+    lecture  : max(t_matmul + t_attn, t_weights + t_kv, t_comm) — compute against memory; the
+               pass's own attention counts as compute (it is most of a long prompt's FLOPs).
+    per-phase: max(t_matmul, t_weights, t_comm) + max(t_attn, t_kv).
+    With t_comm = 0 these are the pass's compute and memory rooflines alone.
+    """
+    if mode == "lecture":
+        return np.maximum(np.maximum(t_mm + t_at, t_w + t_kv), t_comm)
+    if mode == "per-phase":
+        return np.maximum(np.maximum(t_mm, t_w), t_comm) + np.maximum(t_at, t_kv)
+    raise ValueError(f"mode {mode!r} is not allowed: choose one of {', '.join(MODES)}")
+
+
 def prefill(system: System, prompt_tokens: ArrayLike, batch: ArrayLike = 1.0,
-            cached_tokens: ArrayLike = 0.0, *, chips: ArrayLike | None = None) -> PrefillResult:
+            cached_tokens: ArrayLike = 0.0, *, chips: ArrayLike | None = None,
+            t_comm: ArrayLike = 0.0) -> PrefillResult:
     """One prefill pass over B prompts of L tokens, the first `cached_tokens` already in cache.
 
     FLOPs  = B · [2·Na·(L − L0) + attention over the causal triangle from L0 to L]
     bytes  = W (once per pass) + B · [kv read of the cached prefix + kv written for the new tokens]
     KV produced inside the pass stays on chip (flash attention; lecture §2.6), so the pass's own
     attention adds FLOPs, not HBM reads.  Time = max(compute, memory) in lecture mode, or the
-    matmul and attention phases each on their own roofline in per-phase mode.
+    matmul and attention phases each on their own roofline in per-phase mode (`prefill_combine`);
+    `t_comm` [s], the pass's communication (cluster.layout_comm_time of its B·(L − L0) tokens),
+    is a third roofline term, 0 unless given.
     """
     d, hw = system.deployment, system.hardware
     c = np.asarray(d.chips if chips is None else chips, float)
@@ -492,19 +597,16 @@ def prefill(system: System, prompt_tokens: ArrayLike, batch: ArrayLike = 1.0,
     kv = system.kv
     F, bw = system.flops, system.hbm_bandwidth
     new = L - L0
-    f_full = kv.attn_flops_full if kv.prefill_flops_full is None else kv.prefill_flops_full
-    f_win = kv.attn_flops_window if kv.prefill_flops_window is None else kv.prefill_flops_window
-    attn = f_full * _causal_attended(L, L0, np.inf) + f_win * _causal_attended(L, L0, kv.window_tokens)
+    attn = prefill_attention_flops(kv, L, L0)
     t_mm = b * 2.0 * system.model.active_params * new / (c * F)
     t_at = b * attn / (c * F)
     t_w = system.weight_bytes / (c * bw)
     t_kv = b * (kv.read_bytes(L0) + kv.stored_bytes(L) - kv.stored_bytes(L0)) / (c * bw)
-    if d.mode == "lecture":
-        t = np.maximum(t_mm + t_at, t_w + t_kv)
-    else:
-        t = np.maximum(t_mm, t_w) + np.maximum(t_at, t_kv)
+    t = prefill_combine(t_mm, t_at, t_w, t_kv, t_comm, d.mode)
     t_comp, t_mem = t_mm + t_at, t_w + t_kv
     bound = np.where(t_comp >= t_mem, "compute", "memory")
+    if np.any(np.asarray(t_comm, float) > 0):
+        bound = np.where(t_comm > np.maximum(t_comp, t_mem), "comm", bound)
     with np.errstate(divide="ignore", invalid="ignore"):
         usd = c * d.pipeline_stages * hw.price_usd_per_hour / 3600.0 * t / (b * new) * 1e6
     return PrefillResult(t_comp, t_mem, t, bound, np.where(new > 0, usd, 0.0))

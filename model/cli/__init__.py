@@ -22,7 +22,19 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from ..presets import PresetError
-from . import balance, cache_tier, calibrate, fast_mode, kv_from_price, layout, overtrain, pipeline, presets, step
+from . import (
+    balance,
+    cache_tier,
+    calibrate,
+    fast_mode,
+    kv_from_price,
+    layout,
+    overtrain,
+    pipeline,
+    plan,
+    presets,
+    step,
+)
 from .common import CLIError, Parser, add_system_flags, build_system
 from .output import clean
 
@@ -36,6 +48,7 @@ COMMANDS: dict[str, ModuleType] = {
     "pipeline": pipeline,
     "cache-tier": cache_tier,
     "calibrate": calibrate,
+    "plan": plan,
     "presets": presets,
 }
 

@@ -41,8 +41,13 @@ class Parser(argparse.ArgumentParser):
 
 # ---------------------------------------------------------------- number parsing
 
+def _bound_text(v: float) -> str:
+    """A range bound: whole numbers with thousands separators (10,000,000, not 1e+07)."""
+    return f"{v:,.0f}" if float(v).is_integer() and abs(v) < 1e16 else f"{v:g}"
+
+
 def _range_text(lo: float, *, lo_open: bool = False, hi: float = math.inf, integer: bool = False) -> str:
-    rng = f"{'>' if lo_open else '≥'} {lo:g}" + ("" if hi == math.inf else f" and ≤ {hi:g}")
+    rng = f"{'>' if lo_open else '≥'} {_bound_text(lo)}" + ("" if hi == math.inf else f" and ≤ {_bound_text(hi)}")
     return f"{'an integer' if integer else 'a number'} {rng}"
 
 
@@ -78,6 +83,38 @@ def number_list(flag: str, lo: float, **kw: Any) -> Callable[[str], list[float]]
         if len(parts) > 10_000:
             raise CLIError(f"{flag}: at most 10,000 values")
         return [one(p) for p in parts]
+    return parse
+
+
+MAX_TOKENS = 10_000_000     # a request's input or output tokens, at most
+MAX_CLASSES = 16            # request classes in one traffic mix
+
+
+def traffic_list(flag: str) -> Callable[[str], list[tuple[float, float, float]]]:
+    """An argparse `type`: request classes `I:O[:SHARE]`, comma-separated → [(I, O, share), …].
+
+    I and O (input and output tokens) are integers from 1 to 10,000,000; SHARE is the share of
+    requests (> 0, normalised to sum to 1; equal shares when every class leaves it out).
+    """
+    tok = number(flag, 1, hi=MAX_TOKENS, integer=True)
+    share = number(flag, 0, lo_open=True)
+    form = f"comma-separated I:O or I:O:SHARE (I, O integers from 1 to {MAX_TOKENS:,}, SHARE > 0)"
+
+    def parse(text: str) -> list[tuple[float, float, float]]:
+        parts = [p.strip() for p in text.split(",")]
+        if not text.strip() or len(parts) > MAX_CLASSES:
+            raise CLIError(f"{flag}: {text!r} is not a traffic mix; allowed: 1 to {MAX_CLASSES} classes, {form}")
+        out = []
+        for p in parts:
+            f = p.split(":")
+            if len(f) not in (2, 3):
+                raise CLIError(f"{flag}: {p!r} is not I:O or I:O:SHARE; allowed: {form}")
+            out.append((float(tok(f[0])), float(tok(f[1])), share(f[2]) if len(f) == 3 else math.nan))
+        given = [math.isfinite(c[2]) for c in out]
+        if any(given) and not all(given):
+            raise CLIError(f"{flag}: give a SHARE for every class or for none; allowed: {form}")
+        w = [c[2] if all(given) else 1.0 for c in out]
+        return [(i, o, x / sum(w)) for (i, o, _), x in zip(out, w)]
     return parse
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..roofline import decode_step
-from .common import CLIError, Path, Uses, build_system, null_missing, number_list, system_summary
+from ..cluster import LAYOUTS, layout_comm_time
+from ..roofline import chunked_prefill, decode_step
+from .common import CLIError, Path, Uses, build_system, null_missing, number, number_list, system_summary, traffic_list
 from .output import header, table
 
 HELP = "decode-step terms, speed, cost and fit for each (batch, context)"
@@ -23,6 +24,30 @@ PATHS = (Path("step", ("--flops", "--hbm-bw", "--total-params"),
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=number_list("--batch", 1), default=[1.0], help="e.g. 1,8,64 (≥ 1)")
     p.add_argument("--context", type=number_list("--context", 0), default=[0.0], help="tokens, e.g. 0,8192")
+    p.add_argument("--layout", choices=LAYOUTS, default="none",
+                   help="the communication the step pays over its C chips: tp, two ring all-reduces of the "
+                        "step's activations per layer (needs --d-model, --layers, --scaleup-bw); ep, the MoE "
+                        "all-to-all per MoE layer, over scale-out past --domain; none (default), no such term")
+    p.add_argument("--link-latency", type=number("--link-latency", 0), default=0.0,
+                   help="seconds per ring hop of a tp all-reduce (default 0: bandwidth only)")
+    p.add_argument("--chunked-prefill", type=traffic_list("--chunked-prefill"), metavar="I:O[:SHARE],…",
+                   help="aggregated serving: each sequence's I-token prompt is prefilled in chunks inside the "
+                        "decode steps of its O output tokens (per sequence per step: I/O prompt tokens' "
+                        "matmuls, attention and KV writes); a mix of classes with shares of requests")
+
+
+_LAYOUT_FIGURES = (("scale-up bandwidth", "--scaleup-bw"), ("scale-out bandwidth", "--scaleout-bw"),
+                   ("d_model and n_layers", "--d-model and --layers"),
+                   ("MoE layer count", "--d-model and --moe-layers"),
+                   ("no routed experts", "--experts and --experts-per-token"),
+                   ("leaves the scale-up domain", "--domain of at least --chips"))
+
+
+def layout_error(layout: str, e: ValueError) -> CLIError:
+    """A layout's missing figure, worded with the flag that gives it."""
+    msg = str(e)
+    hint = next((f" (give {flags})" for key, flags in _LAYOUT_FIGURES if key in msg), "")
+    return CLIError(f"--layout {layout}: {msg}{hint}")
 
 
 def path_of(a: argparse.Namespace) -> Path:
@@ -38,10 +63,23 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     b = np.asarray(a.batch, float)[:, None]
     t = np.asarray(a.context, float)[None, :]
     try:
-        r = decode_step(s, b, t)
+        pf = None if a.chunked_prefill is None else chunked_prefill(s, *zip(*a.chunked_prefill))
+    except ValueError as e:
+        raise CLIError(f"--chunked-prefill: {e}") from None
+    try:
+        t_comm = layout_comm_time(s, b if pf is None else pf.tokens(b), a.layout, link_latency_s=a.link_latency)
+    except ValueError as e:
+        raise layout_error(a.layout, e) from None
+    try:
+        r = decode_step(s, b, t, t_comm=t_comm, prefill=pf)
     except ValueError as e:
         raise CLIError(str(e)) from None
     summary = system_summary(s, a)
+    if a.layout != "none":
+        summary.update(layout=a.layout, link_latency_s=a.link_latency)
+    if pf is not None:
+        summary["chunked_prefill"] = [{"input_tokens": i, "output_tokens": o, "share": w}
+                                      for i, o, w in a.chunked_prefill]
     data = {"inputs": summary, "rows": r.rows()}
     reasons = null_missing(data, a, path.uses)
     if reasons:
@@ -53,4 +91,8 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         [[x["batch"], x["context"], x["t_step_s"] * 1e3, x["t_matmul_s"] * 1e3, x["t_weights_s"] * 1e3,
           x["t_kv_s"] * 1e3, x["bound"], x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"],
           x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9, x["fits"]] for x in rows])
-    return data, header(summary) + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)
+    extra = "".join(
+        [f"\ncommunication: {a.layout} over C = {s.deployment.chips:g} chips" if a.layout != "none" else "",
+         "\nchunked prefill: " + ", ".join(f"{i:g}:{o:g} ({w:.0%})" for i, o, w in a.chunked_prefill)
+         if pf is not None else ""])
+    return data, header(summary) + extra + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)

@@ -40,6 +40,7 @@ VALUES = {
     "--scaleup-bw": "400e9", "--scaleout-bw": "50e9",
     "--batch-standard": "10000", "--batch-fast": "1000", "--speedup": "2", "--price-multiple": "5",
     "--crossover-context": "1e5", "--hold-seconds": "10", "--inference-tokens-per-s": "5e7", "--days": "60",
+    "--model": "llama-3.1-8b", "--input-tokens": "1000", "--output-tokens": "200", "--ttft": "1", "--tpot": "0.05",
 }
 MOE_SHAPE = ["--experts", "64", "--experts-per-token", "4", "--moe-layers", "30"]
 CONTEXT = "100"
@@ -62,6 +63,7 @@ SETTINGS: dict[tuple[str, str], list[list[str]]] = {
                                  ["--measurement", "deepseek-h800-production,sglang-deepseek-h100-decode"],
                                  ["--measurements", str(ROOT / "docs" / "example_measurements.csv")]],
     ("presets", "list"): [[], *([kind] for kind in cli.COMMANDS["presets"].KINDS)],
+    ("plan", "plan"): [["--hardware", "h100,b200"], ["--hardware", "h100", "--throughput", "50", "--max-chips", "8"]],
 }
 # Dropping --experts leaves --experts-per-token asking for more experts than the model has: the
 # line names that flag and the field `n_experts`.
