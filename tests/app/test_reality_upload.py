@@ -9,7 +9,7 @@ import pytest
 
 from model import calibrate as cal
 from tests.app.helpers import app, assert_clean, fig, metrics
-from tests.presets.test_user_measurements import GOOD_ROW, HEAD, _csv, _point
+from tests.presets.helpers import GOOD_ROW, HEAD, half_bound_csv, half_bound_point
 
 
 def _upload(at, data: bytes, name: str = "mine.csv"):
@@ -18,21 +18,21 @@ def _upload(at, data: bytes, name: str = "mine.csv"):
 
 
 def test_uploaded_points_are_selected_and_fitted():
-    # Points at exactly half the ideal bandwidth bound (tests/presets/test_user_measurements.py): BWU 0.5.
-    at = _upload(app(page="reality"), _csv().encode())
+    # Points at exactly half the ideal bandwidth bound (tests/presets/helpers.py): BWU 0.5.
+    at = _upload(app(page="reality"), half_bound_csv().encode())
     assert_clean(at)
     assert any("3 measurement(s) loaded" in s.value for s in at.success)
     assert at.session_state["rc_m"] == "yours:half-4" and at.session_state["rc_pub"] == "Me"
-    want = cal.fit_check(cal.check(cal.load_user_measurements(_csv().encode(), "mine.csv")))
+    want = cal.fit_check(cal.check(cal.load_user_measurements(half_bound_csv().encode(), "mine.csv")))
     assert want.bwu == pytest.approx(0.5, rel=5e-3)
     m = metrics(at)
     assert m["HBM bandwidth util."] == f"{want.bwu:.2f}" == "0.50"
     assert m["Compute MFU"] == "1.00 (not pinned)"            # every point memory-bound: MFU not pinned down
     assert m["Points in the fit"] == "3"
-    # The chosen point is drawn where it was measured: (u, b·u) at B = 4 (hand numbers in that module).
+    # The chosen point is drawn where it was measured: (u, b·u) at B = 4 (hand numbers in tests/presets/helpers.py).
     f = fig(at, "This setup's bound")
     chosen = next(t for t in f["data"] if t.get("name") == "chosen measurement")
-    tps, u = _point(4)
+    tps, u = half_bound_point(4)
     assert chosen["x"][0] == pytest.approx(u) and chosen["y"][0] == pytest.approx(tps)
     assert "Half bound at B=4" in chosen["hovertemplate"]
     # all three share one setup: the other two are drawn too

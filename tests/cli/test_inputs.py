@@ -241,7 +241,7 @@ def test_every_readme_example_exits_0(capsys, monkeypatch, argv):
 
 
 def test_the_example_measurements_fit_half_the_bandwidth(capsys):
-    # docs/example_measurements.csv holds the points of tests/presets/test_user_measurements.py: generated at
+    # docs/example_measurements.csv holds the points of tests/presets/helpers.py: generated at
     # exactly half the ideal bandwidth bound (derivation there), so the fit gives BWU 0.5.
     d = run_json(capsys, "calibrate", "--measurements", str(ROOT / "docs" / "example_measurements.csv"))
     assert d["count"] == 3 and d["bw_util"] == pytest.approx(0.5, rel=5e-3)
