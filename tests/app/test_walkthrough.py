@@ -1,20 +1,13 @@
-"""The presenter walkthrough: steps in the lecture's order, each drawn from the model, forward/back,
-the step and presentation mode in the URL, the client-side sweep."""
+"""AppTest: the presenter walkthrough page — forward/back, the step and presentation mode in the URL, the
+audience QR code and the deck button (the steps themselves: tests/ui/present/test_walkthrough.py)."""
 
 from __future__ import annotations
 
 import base64
 import re
 
-from model import System, presets
 from tests.app.helpers import app, assert_clean, charts, latex
 from ui.present import walkthrough as wk
-from ui.state.view import View
-
-
-def _view(hw="h100", model="llama-3.1-70b", chips=8, batch=64.0, context=8192.0) -> View:
-    s = System(presets.get("hardware", hw), presets.get("model", model)).with_(chips=chips)
-    return View(s, batch, context, False, hw, model)
 
 
 def test_page_steps_forward_and_back_and_the_url_follows():
@@ -70,12 +63,6 @@ def test_walkthrough_uses_the_chapter_pages_dial_defaults():
     assert (d["pr_dh"], d["pr_kvh"], d["pr_kvl"], d["pr_kvdt"]) == wk.PRICE_ARCH
     assert (float(d["mt_hold"]), d["mt_offer"]) == (wk.TIER_HOLD_S, wk.TIER_OFFER)
     assert (d["cx_f"], float(d["cx_knee"])) == (wk.CX_FRACTION, wk.CX_KNEE)
-
-
-def test_balance_step_says_so_when_nothing_fits():
-    # Llama 3.1 70B at bf16 on one H100: 141 GB of weights in 80 GB of HBM — no batch fits.
-    shown = wk.step_balance(_view(chips=1))
-    assert "not even B = 1 fits" in shown.sentence and "nan" not in shown.sentence
 
 
 # ---------------------------------------------------------------- stage kit: the audience QR code, the deck button

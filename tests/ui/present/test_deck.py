@@ -13,26 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model import ModelArch, System, presets
+from model import ModelArch, presets
 from tests import ROOT
+from tests.ui.present.helpers import view
 from ui.present import deck
 from ui.present import walkthrough as wk
 from ui.state.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
-from ui.state.view import View
 
 H100 = presets.hardware_presets()["h100"]
 LLAMA = presets.model_presets()["llama-3.1-70b"]
 KATEX_FONTS = 20          # woff2 files of KaTeX 0.16 (Debian fonts-katex): AMS … Typewriter
 KATEX_JS = (Path(deck.KATEX_DIRS[0]) / "katex.min.js").read_text(encoding="utf-8")   # .ci/run installs libjs-katex
-
-
-def _view(chips: int | None = 8, batch: float = 64.0, context: float = 8192.0, model: ModelArch = LLAMA) -> View:
-    s = System(H100, model)
-    if chips is None:
-        s = s.with_(chips=deck.auto_chips(s.hardware, s.model, s.precision, batch, context))
-    else:
-        s = s.with_(chips=chips)
-    return View(s, batch, context, chips is None, "h100", "llama-3.1-70b")
 
 
 def _deck_data(page: str) -> dict:
@@ -96,7 +87,7 @@ def test_default_deck_is_under_the_size_cap(default_deck):
 
 
 def test_frames_are_the_dial_positions():
-    v = _view(batch=64.0, context=8192.0)
+    v = view(batch=64.0, context=8192.0)
     for step in wk.STEPS:
         if not step.dial:
             continue
@@ -113,7 +104,7 @@ def test_frames_are_the_dial_positions():
 
 
 def test_a_value_between_options_is_a_position_too():
-    s = deck.build_slide(wk.STEPS[0], _view(batch=100.0))
+    s = deck.build_slide(wk.STEPS[0], view(batch=100.0))
     assert len(s.figure["frames"]) == len(BATCH_OPTIONS) + 1
     assert s.labels[s.active] == "100" and s.labels[s.active - 1] == "96" and s.labels[s.active + 1] == "128"
 
@@ -131,7 +122,7 @@ def _cost_curve(frame: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_kv_step_curves_change_with_batch_as_the_roofline_says():
-    v = _view(chips=8)
+    v = view(chips=8)
     s = deck.build_slide(next(st for st in wk.STEPS if st.key == "kv"), v)
     assert s.dial == "batch"
     F, bw = H100.flops("bf16"), H100.hbm_bandwidth_bytes_per_s
@@ -152,7 +143,7 @@ def test_kv_step_curves_change_with_batch_as_the_roofline_says():
 
 
 def test_the_sentence_follows_the_slider():
-    s = deck.build_slide(wk.STEPS[0], _view(chips=8))
+    s = deck.build_slide(wk.STEPS[0], view(chips=8))
     for i, label in enumerate(s.labels):
         B = float(label.replace(",", ""))
         assert f"(B = {B:g} now:" in s.text_at(i).sentence
@@ -163,7 +154,7 @@ def test_the_sentence_follows_the_slider():
 def test_auto_chips_are_resized_at_each_position():
     # The app's 'auto': the smallest power of two whose 0.9 × 80 GB per chip holds W + B·kv·T:
     # B = 1: 141.2 GB + 8,192 × 327,680 B = 143.9 GB ≤ 2 × 72 GB → 2 chips; B = 64: 141.2 + 171.8 = 313 GB → 8.
-    v = _view(chips=None)
+    v = view(chips=None)
     assert deck.view_at(v, "batch", 1.0).chips == 2
     assert deck.view_at(v, "batch", 64.0).chips == 8
     s = deck.build_slide(wk.STEPS[0], v)
@@ -173,7 +164,7 @@ def test_auto_chips_are_resized_at_each_position():
 
 
 def test_sweep_steps_slide_their_marker():
-    v = _view()
+    v = view()
     for key in ("training", "prices", "tiers"):
         step = next(st for st in wk.STEPS if st.key == key)
         s = deck.build_slide(step, v)
@@ -185,7 +176,7 @@ def test_sweep_steps_slide_their_marker():
 
 
 def test_a_size_cap_thins_the_largest_sliders_and_keeps_the_current_value():
-    v = _view()
+    v = view()
     page = deck.build_html(v, cap_bytes=7_000_000)
     assert len(page.encode("utf-8")) <= 7_000_000
     data = _deck_data(page)
@@ -204,7 +195,7 @@ def test_a_size_cap_thins_the_largest_sliders_and_keeps_the_current_value():
 
 def test_a_step_the_model_cannot_draw_says_so():
     bare = ModelArch(name="bare", total_params=70e9, active_params=70e9)   # no attention shapes, no KV figure
-    page = deck.build_html(_view(model=bare, context=8192.0))
+    page = deck.build_html(view(model=bare, context=8192.0))
     data = _deck_data(page)
     assert len(data["slides"]) == len(wk.STEPS)
     assert "This step cannot be drawn for this chip and model" in page
@@ -213,7 +204,7 @@ def test_a_step_the_model_cannot_draw_says_so():
 
 def test_without_katex_the_equations_are_shown_as_tex(monkeypatch):
     monkeypatch.setattr(deck, "katex_dir", lambda: None)
-    page = deck.build_html(_view())
+    page = deck.build_html(view())
     assert KATEX_JS not in page and "url(data:font/woff2" not in page
     assert "Equations shown as TeX" in page and "libjs-katex" in page
     assert _deck_data(page)["texts"][0]["latex"]                   # the TeX is still there, for the <pre> fallback

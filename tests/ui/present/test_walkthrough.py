@@ -9,18 +9,13 @@ import numpy as np
 import pytest
 
 import views
-from model import System, decode_step, presets, system_balance_batch
+from model import decode_step, presets, system_balance_batch
 from tests.ui.figures.checks import validate
+from tests.ui.present.helpers import view
 from ui.present import walkthrough as wk
-from ui.state.view import View
 
 H100 = presets.hardware_presets()["h100"]
 LLAMA = presets.model_presets()["llama-3.1-70b"]
-
-
-def _view(hw="h100", model="llama-3.1-70b", chips=8, batch=64.0, context=8192.0) -> View:
-    s = System(presets.get("hardware", hw), presets.get("model", model)).with_(chips=chips)
-    return View(s, batch, context, False, hw, model)
 
 
 def test_steps_follow_the_lecture():
@@ -47,7 +42,7 @@ def test_steps_follow_the_lecture():
                                  dict(hw="gb200", model="deepseek-v3", chips=72, batch=1, context=1_000_000)],
                          ids=["h100-llama", "lecture", "gb200-long"])
 def test_every_step_draws_a_valid_chart_with_an_equation_and_a_sentence(step, cfg):
-    shown = step.build(_view(**cfg))
+    shown = step.build(view(**cfg))
     validate(shown.fig)
     assert shown.latex and all(t.strip() for t in shown.latex)
     assert len(shown.sentence) > 40
@@ -59,7 +54,7 @@ def test_every_step_draws_a_valid_chart_with_an_equation_and_a_sentence(step, cf
 
 def test_lecture_balance_batch_is_300_times_sparsity():
     # Lecture §2.2: B* = (F/bw) · sparsity = 300 × 8 = 2,400 for the lecture's GPU and DeepSeek.
-    v = _view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048)
+    v = view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048)
     shown = wk.step_balance(v)
     assert "= 2{,}400" in shown.latex[0] or "= 2,400" in shown.latex[0]
     assert float(system_balance_batch(v.system, 0.0)) == pytest.approx(2400)
@@ -67,7 +62,7 @@ def test_lecture_balance_batch_is_300_times_sparsity():
 
 
 def test_floor_step_equation_has_todays_numbers():
-    v = _view()
+    v = view()
     shown = wk.step_floor(v)
     floor_ms = LLAMA.total_params * 2 / (8 * H100.hbm_bandwidth_bytes_per_s) * 1e3      # 141 GB / 26.8 TB/s
     assert shown.latex[0].startswith(r"t_{step} = ")                                     # the step at B = 64
@@ -75,7 +70,7 @@ def test_floor_step_equation_has_todays_numbers():
 
 
 def test_play_frames_run_along_the_curve():
-    v = _view()
+    v = view()
     shown = wk.step_floor(v)
     fig = shown.fig
     assert fig.frames and fig.layout.updatemenus
@@ -89,8 +84,14 @@ def test_play_frames_run_along_the_curve():
     assert sweep.name == "sweep (B)"
 
 
+def test_balance_step_says_so_when_nothing_fits():
+    # Llama 3.1 70B at bf16 on one H100: 141 GB of weights in 80 GB of HBM — no batch fits.
+    shown = wk.step_balance(view(chips=1))
+    assert "not even B = 1 fits" in shown.sentence and "nan" not in shown.sentence
+
+
 def test_moe_step_uses_a_moe_model_when_the_sidebar_is_dense():
-    shown = wk.step_moe(_view())
+    shown = wk.step_moe(view())
     assert "DeepSeek" in shown.sentence
     assert r"\Big\lceil \frac{256}{8} \Big\rceil = 32" in shown.latex[0]     # 256 routed experts over an 8-GPU domain
 
@@ -98,7 +99,7 @@ def test_moe_step_uses_a_moe_model_when_the_sidebar_is_dense():
 def test_training_step_is_the_lectures_130x_over_training():
     # Lecture §2.11: 500M tok/s ÷ 10 models = 50M tok/s × 60 days × 86,400 s = 2.592e14 tokens served; equal
     # costs with decode at 1/3 MFU: 6·D_pre = 2·3·D_inf ⇒ D_pre = 2.592e14; Chinchilla 20 × 100B = 2e12 ⇒ 129.6×.
-    v = _view()
+    v = view()
     shown = wk.step_training(v)
     assert r"= 259\,\text{T}\ \text{tokens}" in shown.latex[0]
     assert r"= 130\times" in shown.latex[1]
@@ -117,7 +118,7 @@ def test_training_step_is_the_lectures_130x_over_training():
 def test_prices_step_reads_1667_bytes_from_the_gemini_tier():
     # Lecture §2.5: kv = 2·Na / ((F/bw)·T×) = 2 × 100e9 / (600 × 200,000) = 1,666.7 B/token ("almost two
     # kilobytes"); architecture 1 layer × 2 × 128 × 8 heads × 1 B = 2,048 B.
-    shown = wk.step_prices(_view())
+    shown = wk.step_prices(view())
     assert r"= 1{,}667\ \text{B/token}\\ " in shown.latex[0]
     assert r"= 2{,}048\ \text{B/token}\end{aligned}" in shown.latex[0]
     assert "1,667 B per token" in shown.sentence and "2,048 B" in shown.sentence
@@ -129,7 +130,7 @@ def test_prices_step_reads_1667_bytes_from_the_gemini_tier():
 
 
 def test_tiers_step_drain_times_and_the_cost_of_a_five_minute_hold():
-    v = _view()
+    v = view()
     shown = wk.step_tiers(v)
     # drain = capacity / bandwidth: H100 80 GB / 3.35 TB/s = 23.9 ms; DDR5 1.536 TB / 576 GB/s = 2.67 s;
     # NVMe 15.36 TB / 14 GB/s = 1,097 s = 18.3 min; HDD 24 TB / 285 MB/s = 84,211 s = 23.4 h (presets/tiers.yaml)
@@ -149,13 +150,13 @@ def test_tiers_step_drain_times_and_the_cost_of_a_five_minute_hold():
 
 def test_context_step_crossover_is_2_na_bw_over_f_kv():
     # H100 + Llama 3.1 70B (bf16, ideal roofline): T_c = 2·Na·bw / (F·kv) with kv = 327,680 B per token
-    shown = wk.step_context(_view())
+    shown = wk.step_context(view())
     tc = 2 * LLAMA.active_params * 3.35e12 / (989.4e12 * 327_680)
     assert f"= {tc:,.0f}".replace(",", "{,}") in shown.latex[0] and "1{,}459" in shown.latex[0]
     assert f"= {tc / 0.1:,.0f}".replace(",", "{,}") in shown.latex[2]          # T_c(f) = T_c/f, f = 0.1
     # the lecture's frontier model on the lecture GPU: 2 × 100e9 / (300 × 2,048 × 2 B) = 162,760 tokens; its
     # DeepSeek round numbers: MLA KV 61 × (512 + 64) × 2 B = 70,272 B ⇒ 2 × 87.5e9 × 8e12 / (2.4e15 × 70,272) = 8,301
-    shown = wk.step_context(_view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048))
+    shown = wk.step_context(view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048))
     assert "= 162{,}760" in shown.latex[1] and "≈ 163k on this chip" in shown.sentence
     assert "= 8{,}301" in shown.latex[0] and "≈ 8.3k tokens" in shown.sentence
 
