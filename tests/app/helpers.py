@@ -13,6 +13,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import views
+from model import Deployment, Precision, System, auto_chips, presets
 from tests import ROOT
 from ui.elements import live_chart, live_tex
 from ui.elements.metrics import Metric
@@ -56,6 +57,27 @@ def app(query: dict[str, str] | None = None, page: str | None = None, timeout: f
     return at
 
 
+def clean_app(query: dict[str, str] | None = None, page: str | None = None) -> AppTest:
+    """`app(query, page)` that ran with no exception and no error box (a page's tests bind `page` once:
+    `functools.partial(clean_app, page="context")`)."""
+    at = app(query, page)
+    assert_clean(at)
+    return at
+
+
+def sidebar_system(chip: str = "h100", model: str = "llama-3.1-70b", *, batch: float = 64.0, context: float = 8192.0,
+                   chips: int | None = None, precision: Precision = Precision(), price: float | None = None,
+                   **deployment) -> System:
+    """The System the sidebar builds from the presets, built here by hand: C 'auto' (model.auto_chips: enough
+    chips to hold the weights and the KV of `batch` sequences of `context` tokens) unless `chips` is given;
+    `price` replaces the chip's price per hour; `deployment` adds mode, mfu, bw_util …"""
+    hw, m = presets.get("hardware", chip), presets.get("model", model)
+    if price is not None:
+        hw = hw.with_(price_usd_per_hour=price)
+    c = auto_chips(hw, m, precision, batch, context) if chips is None else chips
+    return System(hw, m, precision, Deployment(chips=c, **deployment))
+
+
 def chart_elements(at: AppTest) -> list:
     """The page's chart elements, in page order: the in-place chart element (ui/elements/live_chart.py, a v2
     component: AppTest shows it as an unknown `bidi_component` element) or st.plotly_chart (the fallback)."""
@@ -75,6 +97,11 @@ def latex(at: AppTest) -> list[Tex]:
     component) or st.latex (its fallback; AppTest shows its TeX inside "$$\n…\n$$", dropped here)."""
     own = [Tex(live_tex.tex_of(el.proto)) for el in at.get("bidi_component") if live_tex.is_tex(el.proto)]
     return own + [Tex(el.value.removeprefix("$$\n").removesuffix("\n$$")) for el in at.latex]
+
+
+def latex_text(at: AppTest) -> str:
+    """Every display equation of the page, joined by spaces."""
+    return " ".join(latex(at))
 
 
 def chart_configs(at: AppTest) -> list[dict]:
@@ -157,6 +184,19 @@ def _walk(at: AppTest):
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in metric_list(at)}
+
+
+def page_text(at: AppTest, *kinds: str) -> str:
+    """The page's rendered text of the given element kinds (default: markdown, captions and every notice), one
+    element per line."""
+    kinds = kinds or ("markdown", "caption", "info", "warning", "success")
+    return "\n".join(e.value for kind in kinds for e in getattr(at, kind))
+
+
+def assert_notice(at: AppTest, name: str) -> None:
+    """A notice (st.warning) names the URL parameter `name`, in quotes as the app names it."""
+    notes = [w.value for w in at.warning]
+    assert any(f"'{name}'" in n for n in notes), notes
 
 
 def assert_clean(at: AppTest) -> None:

@@ -6,21 +6,26 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets, system_balance_batch
-from tests.app.helpers import V1, app, arr, assert_clean, charts, latex, metrics, written
+from tests.app.helpers import (
+    V1,
+    app,
+    arr,
+    assert_clean,
+    charts,
+    latex,
+    latex_text,
+    metrics,
+    sidebar_system,
+    written,
+)
 from ui.format import number, seconds, usd
 from ui.state.dials import BATCH_OPTIONS, CONTEXT_OPTIONS
-
-
-def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=8192):
-    hw, m = presets.get("hardware", chip), presets.get("model", model)
-    c = chips or auto_chips(hw, m, Precision(), batch, context)
-    return System(hw, m, Precision(), Deployment(chips=c))
 
 
 def test_defaults_run_clean_and_match_the_model():
     at = app(V1)
     assert_clean(at)
-    s = _system()
+    s = sidebar_system()
     r = decode_step(s, 64, 8192)                       # sidebar defaults: B = 64, T = 8k, C auto
     m = metrics(at)
     assert m["Latency per token"] == seconds(float(r.t_step_s))
@@ -35,7 +40,7 @@ def test_defaults_run_clean_and_match_the_model():
 def test_url_seeds_the_dials():
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72", "b": "2048", "ctx": "1024"})
     assert_clean(at)
-    s = _system("lecture-gpu", "lecture-deepseek", 72)
+    s = sidebar_system("lecture-gpu", "lecture-deepseek", chips=72)
     # The lecture's B* = 300 × 8 = 2,400, and the batch from the URL is used.
     assert float(system_balance_batch(s)) == pytest.approx(2400)
     r = decode_step(s, 2048, 1024)
@@ -48,7 +53,7 @@ def test_moving_a_dial_changes_the_numbers_and_the_url():
     before = metrics(at)["Cost [$/Mtok]"]
     at.select_slider(key="b").set_value(1024).run()
     assert_clean(at)
-    r = decode_step(_system(batch=1024), 1024, 8192)
+    r = decode_step(sidebar_system(batch=1024), 1024, 8192)
     assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok)) != before
     assert written(at) == {"b": "1024"}
 
@@ -100,7 +105,7 @@ def test_unbatched_ratio_is_the_lecture_thousandfold():
     # Lecture chip and model on a 72-chip rack at 1k context: B = 1 costs ≈ B*-fold more than at B*.
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72", "ctx": "1024"})
     ratio = metrics(at)["Unbatched cost ÷ best"]
-    s = _system("lecture-gpu", "lecture-deepseek", 72)
+    s = sidebar_system("lecture-gpu", "lecture-deepseek", chips=72)
     grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [64.0]]))
     r = decode_step(s, grid, 1024)
     cost = np.where(r.fits, r.usd_per_mtok, np.inf)
@@ -110,7 +115,7 @@ def test_unbatched_ratio_is_the_lecture_thousandfold():
 
 def test_equation_shows_todays_numbers():
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72"})
-    tex = " ".join(l.value for l in latex(at))
+    tex = latex_text(at)
     assert "300 \\times 8" in tex and "2{,}400" in tex
 
 
@@ -163,7 +168,7 @@ def test_step_equation_lecture_mode_adds_up():
     at = app(_QUERY)
     assert_clean(at)
     tex, groups, added, result = _step_equation(at)
-    r = decode_step(_system(chips=8), _B, _T)
+    r = decode_step(sidebar_system(chips=8), _B, _T)
     assert len(groups) == 1 and len(groups[0]) == 2 and added == [], tex     # max(matmul, weights + KV)
     # Each printed term is the model's, to display rounding (3 significant digits: ≤ 0.5 %).
     assert groups[0] == pytest.approx([float(r.t_matmul_s), float(r.t_weights_s + r.t_kv_s)], rel=5e-3)
@@ -178,7 +183,7 @@ def test_step_equation_per_phase_mode_adds_up():
     at = app({**_QUERY, "mode": "per-phase"})
     assert_clean(at)
     tex, groups, added, result = _step_equation(at)
-    r = decode_step(_system(chips=8).with_(mode="per-phase"), _B, _T)
+    r = decode_step(sidebar_system(chips=8).with_(mode="per-phase"), _B, _T)
     # max(t_matmul, t_weights) + max(t_attn, t_kv)  (docs/design.md "The physics", per-phase)
     assert [len(g) for g in groups] == [2, 2] and added == [], tex
     assert groups[0] == pytest.approx([float(r.t_matmul_s), float(r.t_weights_s)], rel=5e-3)

@@ -1,11 +1,12 @@
 """AppTest: the Compare page — clean with 1, 2 and 3 configurations; its table and charts equal
-independent model calls (Systems built here, not through the page's helper) and hand derivations;
+independent model calls (Systems built by tests/app/helpers.py, not through the page's helper) and hand derivations;
 pinned configurations round-trip through the URL; garbled `cmp_` parameters give a notice naming
 them and are dropped."""
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,14 +15,25 @@ from model import (
     Deployment,
     Precision,
     System,
-    auto_chips,
     context_never_compute_bound,
     decode_step,
     max_batch_that_fits,
     presets,
     system_balance_batch,
 )
-from tests.app.helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    dot,
+    fig,
+    latex,
+    sidebar_system,
+    written,
+)
 from ui.figures.compare import CONFIG_COLORS
 from ui.figures.plot import panels
 from ui.format import number, seconds, usd
@@ -30,18 +42,7 @@ HWS, MDS = presets.hardware_presets(), presets.model_presets()
 B, T = 64.0, 8192.0                                    # the sidebar's defaults
 LECTURE = "lecture-gpu_lecture-deepseek"
 B200_FP8 = "b200_deepseek-v3_fp8_fp8_fp8_8_5"
-
-
-
-
-def system(chip, mdl, w="bf16", kv="bf16", cd="bf16", chips=None, price=None, batch=B, context=T, **dep) -> System:
-    """A System built directly from the presets (chips None = the sidebar's auto rule)."""
-    hw, m = HWS[chip], MDS[mdl]
-    if price is not None:
-        hw = hw.with_(price_usd_per_hour=price)
-    prec = Precision(weights=w, kv=kv, compute=cd)
-    c = auto_chips(hw, m, prec, batch, context) if chips is None else chips
-    return System(hw, m, prec, Deployment(chips=c, **dep))
+FP8 = Precision(weights="fp8", kv="fp8", compute="fp8")
 
 
 def column(s: System, batch=B, context=T) -> dict[str, str]:
@@ -91,10 +92,7 @@ def lines(f: dict) -> list[dict]:
     return [t for t in f["data"] if t.get("mode") == "lines" and t["line"].get("dash") is None]
 
 
-def cmp_app(query=None):
-    at = app(query, page="compare")
-    assert_clean(at)
-    return at
+cmp_app = partial(clean_app, page="compare")
 
 
 def test_defaults_one_config_follows_the_sidebar():
@@ -108,7 +106,7 @@ def test_defaults_one_config_follows_the_sidebar():
     assert at.toggle(key="cmp1_follow").value is True and at.toggle(key="cmp2_on").value is False
     cols = table(at)
     assert list(cols) == [1]
-    s = system("h100", "llama-3.1-70b")
+    s = sidebar_system("h100", "llama-3.1-70b")
     assert s.deployment.chips == 8
     assert_column(cols[1], s)
     c = cols[1]
@@ -143,7 +141,7 @@ def test_one_config_the_lectures_2400():
     # (2.4e15 / 8e12) × (700B / 87.5B) × 2/2 = 300 × 8 = 2,400
     assert cols[1][ROWS["B0"]] == "2,400"
     assert r"300 \times 8 \times \frac{2}{2} = 2{,}400" in latex(at)[0].value
-    s = system("lecture-gpu", "lecture-deepseek", context=1024)
+    s = sidebar_system("lecture-gpu", "lecture-deepseek", context=1024)
     # B*(T = 1024) = (W/bw) / (2Na/F − kv(T)/bw) = 0.175 s / (72.9 µs − 9.0 µs) = 2,739: marked on both batch charts
     bt = float(system_balance_batch(s, 1024))
     assert bt == pytest.approx(0.175 / (2 * 87.5e9 / 2.4e15 - 70_272 * 1024 / 8e12))
@@ -157,8 +155,8 @@ def test_two_configs_from_the_url():
     assert at.toggle(key="cmp2_on").value is True
     cols = table(at)
     assert list(cols) == [1, 2]
-    assert_column(cols[1], system("h100", "llama-3.1-70b"))
-    lec = system("lecture-gpu", "lecture-deepseek")
+    assert_column(cols[1], sidebar_system("h100", "llama-3.1-70b"))
+    lec = sidebar_system("lecture-gpu", "lecture-deepseek")
     # auto: 1.4 TB + 64 × 8192 × 70,272 B = 1.437 TB over 0.9 × 192 GB → 8.3 → 16 chips
     assert lec.deployment.chips == 16 and cols[2]["Chips C"] == "16 (auto)"
     assert_column(cols[2], lec)
@@ -176,8 +174,9 @@ def test_three_configs_table_and_charts_equal_the_model():
     at = cmp_app({"cmp_2": LECTURE, "cmp_3": B200_FP8})
     cols = table(at)
     assert list(cols) == [1, 2, 3]
-    b200 = system("b200", "deepseek-v3", "fp8", "fp8", "fp8", chips=8, price=5.0)
-    for i, s in ((1, system("h100", "llama-3.1-70b")), (2, system("lecture-gpu", "lecture-deepseek")), (3, b200)):
+    b200 = sidebar_system("b200", "deepseek-v3", precision=FP8, chips=8, price=5.0)
+    h100, lec = sidebar_system("h100", "llama-3.1-70b"), sidebar_system("lecture-gpu", "lecture-deepseek")
+    for i, s in ((1, h100), (2, lec), (3, b200)):
         assert_column(cols[i], s)
     # config 3 by hand: B* = F·W / (2·Na·bw) = 4.5e15 × 671e9 / (2 × 37e9 × 8e12) = 5,101 (fp8 weights: 1 B/param)
     assert b200.hardware.flops_fp8_per_s == 4.5e15 and cols[3][ROWS["B0"]] == "5,101"
@@ -199,7 +198,7 @@ def test_slot_three_alone():
     at = cmp_app({"cmp_3": "mi300x_qwen3-235b-a22b_fp8_fp8_fp8_8"})
     cols = table(at)
     assert list(cols) == [1, 3]
-    assert_column(cols[3], system("mi300x", "qwen3-235b-a22b", "fp8", "fp8", "fp8", chips=8))
+    assert_column(cols[3], sidebar_system("mi300x", "qwen3-235b-a22b", precision=FP8, chips=8))
 
 
 def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
@@ -219,8 +218,8 @@ def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
             "cmp_3": "h100_deepseek-v3_fp8"}
     assert written(at) == want
     cols = table(at)
-    assert_column(cols[2], system("gb200", "llama-3.1-70b", chips=72, price=3.5))
-    assert_column(cols[1], system("h100", "llama-3.1-70b", cd="fp8"))
+    assert_column(cols[2], sidebar_system("gb200", "llama-3.1-70b", chips=72, price=3.5))
+    assert_column(cols[1], sidebar_system("h100", "llama-3.1-70b", precision=Precision(compute="fp8")))
     # The copied link opens the same three configurations, widgets included: their editors start closed
     # (a config from the link is read, not edited), and opening one shows its values.
     again = cmp_app(want)
@@ -275,8 +274,8 @@ def test_sidebar_mode_and_efficiencies_apply_to_every_config():
     at = cmp_app({"cmp_2": LECTURE, "mode": "per-phase", "mfu": "0.5", "bwu": "0.8"})
     cols = table(at)
     kw = {"mode": "per-phase", "mfu": 0.5, "bw_util": 0.8}
-    assert_column(cols[1], system("h100", "llama-3.1-70b", **kw))
-    assert_column(cols[2], system("lecture-gpu", "lecture-deepseek", **kw))
+    assert_column(cols[1], sidebar_system("h100", "llama-3.1-70b", **kw))
+    assert_column(cols[2], sidebar_system("lecture-gpu", "lecture-deepseek", **kw))
 
 
 def test_warnings_and_uncertain_figures_are_flagged_per_config():
@@ -299,8 +298,7 @@ def test_warnings_and_uncertain_figures_are_flagged_per_config():
 ])
 def test_a_garbled_parameter_gives_a_notice_and_is_dropped(query, name):
     at = cmp_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert list(table(at)) == [1] and len(charts(at)) == 2          # the page keeps working without it
     assert name not in written(at)
 

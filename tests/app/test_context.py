@@ -3,27 +3,30 @@ model/context.py and the roofline computed here; page dials seeded from the URL;
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
-from model import Deployment, KVLayout, Precision, System, auto_chips, decode_step, kv_crossover_context, presets
+from model import KVLayout, decode_step, kv_crossover_context, presets
 from model.context import compute_crossover_context, generations
-from tests.app.helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    fig,
+    latex,
+    metrics,
+    sidebar_system,
+    trace,
+    written,
+)
 from ui.format import tokens, usd
 
-
-def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0, prec=Precision()) -> System:
-    """The page's system at the sidebar defaults (chips 'auto')."""
-    hw, m = presets.hardware_presets()[chip], presets.model_presets()[mdl]
-    return System(hw, m, prec, Deployment(chips=auto_chips(hw, m, prec, batch, context)))
-
-
-
-
-def cx_app(query: dict[str, str] | None = None):
-    at = app(query, page="context")
-    assert_clean(at)
-    return at
+cx_app = partial(clean_app, page="context")
 
 
 def test_defaults_clean_four_charts_equations_and_link():
@@ -45,7 +48,7 @@ def test_defaults_clean_four_charts_equations_and_link():
 
 def test_headline_numbers_equal_the_model():
     at = cx_app(V1)
-    s = system()
+    s = sidebar_system()
     kv, Na, F, bw = s.kv, s.model.active_params, s.flops, s.hbm_bandwidth
     m = metrics(at)
     # 2 · 70.6e9 · 3.35e12 / (989.4e12 · 327,680) = 1,459 tokens
@@ -68,7 +71,7 @@ def test_headline_numbers_equal_the_model():
 
 def test_charts_carry_the_model_arrays():
     at = cx_app(V1)
-    s = system()
+    s = sidebar_system()
     cost = fig(at, "Cost per token against context")
     dense = trace(cost, "dense attention")
     T = arr(dense["x"])
@@ -140,7 +143,7 @@ def test_efficiency_factors_and_per_phase_mode():
 
 def test_windowed_model_uses_the_numeric_form():
     at = cx_app({"model": "gpt-oss-120b"})
-    s = system(mdl="gpt-oss-120b")
+    s = sidebar_system(model="gpt-oss-120b")
     assert s.kv.window_bytes_per_token > 0
     assert r"\min(T_c" in latex(at)[0].value
     assert any("no closed form" in c.value for c in at.caption)
@@ -163,8 +166,7 @@ def test_illustrative_chip_is_said_to_be_off_the_chart():
                                          ({"cx_na": "nan"}, "cx_na")])
 def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = cx_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert len(charts(at)) == 4                 # cost, F/bw by chip, crossover by chip, sparse fraction
     assert metrics(at)["KV = compute, dense [tokens]"] == "1.46k"
 

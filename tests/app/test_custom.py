@@ -10,7 +10,7 @@ import pytest
 from model import decode_step, presets
 from model.roofline import System, auto_chips
 from model.specs import Precision
-from tests.app.helpers import V1, app, assert_clean, metrics
+from tests.app.helpers import V1, app, assert_clean, metrics, page_text
 from ui.format import seconds
 
 H100 = presets.hardware_presets()["h100"]
@@ -29,7 +29,7 @@ def test_custom_chip_from_the_url_drives_the_numbers():
     # Preset H100 would be slower (3.35 TB/s): the custom figure really is used.
     assert metrics(at)["Latency per token"] != seconds(float(decode_step(System(H100, LLAMA).with_(chips=8),
                                                                          64, 8192).t_step_s))
-    notes = " ".join(m.value for m in at.markdown)
+    notes = page_text(at, "markdown")
     assert "your own figures" in notes and "hbm bandwidth bytes per s" in notes
 
 
@@ -137,7 +137,7 @@ def test_an_upload_without_sources_loads_and_is_marked_unsourced():
     # Used in the sidebar, its numbers are flagged as the user's own on every page.
     at.button(key="_cu_hardware_use").click().run()
     assert not at.exception and at.query_params["chip"] == "custom"
-    notes = " ".join(m.value for m in at.markdown)
+    notes = page_text(at, "markdown")
     assert "your own figures, not a sourced preset" in notes
     for f in ("hbm bandwidth bytes per s", "hbm bytes", "flops bf16 per s", "price usd per hour"):
         assert f in notes, (f, notes)

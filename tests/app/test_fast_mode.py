@@ -3,22 +3,25 @@
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, decode_step, presets
+from model import Precision, decode_step, presets
 from model.economics import fast_mode_batches, fast_mode_forward
-from tests.app.helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
+from tests.app.helpers import (
+    PAGES,
+    V1,
+    app,
+    assert_clean,
+    charts,
+    latex_text,
+    metrics,
+    sidebar_system,
+    written,
+)
 from ui.figures.plot import NARROW_META, PANELS_META
 from ui.format import number
 from ui.state.dials import BATCH_OPTIONS
 
 OFFER = presets.price_presets()["claude-opus-4.6"]
-
-
-def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=8192, **prec):
-    """The sidebar's System, built by hand: C auto holds the weights + KV of the sidebar batch."""
-    hw, m = presets.get("hardware", chip), presets.get("model", model)
-    p = Precision(**prec)
-    c = chips or auto_chips(hw, m, p, batch, context)
-    return System(hw, m, p, Deployment(chips=c))
+FP8 = Precision(weights="fp8", kv="fp8", compute="fp8")
 
 
 def open_page(page_query: dict[str, str], sidebar_query: dict[str, str] | None = None):
@@ -34,10 +37,6 @@ def open_page(page_query: dict[str, str], sidebar_query: dict[str, str] | None =
     return at.run()
 
 
-def _tex(at) -> str:
-    return " ".join(l.value for l in latex(at))
-
-
 def test_defaults_run_clean_and_reproduce_the_preset_quote():
     at = app(V1, page="fast-mode")
     assert_clean(at)
@@ -47,7 +46,7 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
     assert OFFER.fast_output_usd_per_mtok / OFFER.output_usd_per_mtok == 6.0
     assert m["Price multiple Pm [×]"] == "6" and m["Speedup S [×]"] == "2.5"
     # The batches are what the model's solver gives for the same system at the sidebar's 8k context.
-    fm = fast_mode_batches(_system(), 2.5, 6.0, 8192)
+    fm = fast_mode_batches(sidebar_system(), 2.5, 6.0, 8192)
     assert fm.batch_standard is not None
     assert m["Standard batch B_std"] == number(fm.batch_standard)
     assert m["Fast batch B_fast"] == number(fm.batch_fast)
@@ -64,7 +63,7 @@ def test_defaults_run_clean_and_reproduce_the_preset_quote():
 
 def test_default_equations_show_the_no_kv_closed_form():
     at = app(V1, page="fast-mode")
-    tex = _tex(at)
+    tex = latex_text(at)
     # H100 bf16, Llama-70B: B* = (989e12/3.35e12) × 1 (dense) ≈ 295; B_std = 2.5 × 295 ≈ 738; B_fast = 295/6 ≈ 49.2.
     assert "= 295" in tex and "2.5 \\times 295 = 738" in tex and "\\frac{295}{6} = 49.2" in tex
 
@@ -73,7 +72,7 @@ def test_lecture_numbers_in_the_equations():
     # The lecture's chip and model: B* = 300 × 8 = 2,400, so 6× for 2.5× gives 6,000 and 400 (no KV).
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72", "ctx": "1024"}, page="fast-mode")
     assert_clean(at)
-    tex = _tex(at)
+    tex = latex_text(at)
     assert "2{,}400" in tex and "2.5 \\times 2{,}400 = 6{,}000" in tex and "= 400" in tex
 
 
@@ -82,7 +81,7 @@ def test_url_seeds_the_page_dials_batches_mode():
     assert_clean(at)
     assert (at.session_state["fm"], at.session_state["bs"], at.session_state["bf"]) == ("batches", 2048, 64)
     assert [s.value for s in at.select_slider if s.key in ("bs", "bf")] == [2048, 64]
-    fm = fast_mode_forward(_system(), 2048, 64, 8192)
+    fm = fast_mode_forward(sidebar_system(), 2048, 64, 8192)
     m = metrics(at)
     assert m["Speedup S [×]"] == f"{fm.speedup:.3g}" and m["Price multiple Pm [×]"] == f"{fm.price_multiple:.3g}"
     assert m["Standard batch B_std"] == "2,048" and m["Fast batch B_fast"] == "64"
@@ -96,7 +95,7 @@ def test_url_seeds_a_custom_quote():
     assert_clean(at)
     m = metrics(at)
     assert m["Speedup S [×]"] == "3" and m["Price multiple Pm [×]"] == "4"
-    fm = fast_mode_batches(_system(context=1024), 3.0, 4.0, 1024)
+    fm = fast_mode_batches(sidebar_system(context=1024), 3.0, 4.0, 1024)
     assert m["Standard batch B_std"] == number(fm.batch_standard)
     assert m["Fast batch B_fast"] == number(fm.batch_fast)
     assert {"S", "Pm"} <= {n.key for n in at.number_input}
@@ -130,12 +129,12 @@ def test_switching_to_batches_and_moving_a_slider_updates_numbers_and_url():
     at = app(V1, page="fast-mode")
     at.radio(key="fm").set_value("batches").run()
     assert_clean(at)
-    fm = fast_mode_forward(_system(), 96, 6, 8192)            # the batches mode's default dials
+    fm = fast_mode_forward(sidebar_system(), 96, 6, 8192)            # the batches mode's default dials
     assert metrics(at)["Speedup S [×]"] == f"{fm.speedup:.3g}"
     assert not at.warning                                     # the defaults fit on the default system
     at.select_slider(key="bf").set_value(16).run()
     assert_clean(at)
-    fm = fast_mode_forward(_system(), 96, 16, 8192)
+    fm = fast_mode_forward(sidebar_system(), 96, 16, 8192)
     assert metrics(at)["Price multiple Pm [×]"] == f"{fm.price_multiple:.3g}"
     assert written(at) == {"fm": "batches", "bf": "16"}
     # Page dials leave the URL on another page and come back with the page.
@@ -151,7 +150,7 @@ def test_no_solution_explains_why():
     # A100 × DeepSeek-V3 bf16: 1.34 TB of weights > 8 × 80 GB, the whole scale-up domain.
     at = app({"chip": "a100", "model": "deepseek-v3"}, page="fast-mode")
     assert_clean(at)
-    fm = fast_mode_batches(_system("a100", "deepseek-v3"), 2.5, 6.0, 8192)
+    fm = fast_mode_batches(sidebar_system("a100", "deepseek-v3"), 2.5, 6.0, 8192)
     assert fm.batch_standard is None and "do not fit" in fm.reason
     warns = " ".join(w.value for w in at.warning)
     assert fm.reason in warns and "No fast mode" in warns
@@ -162,7 +161,7 @@ def test_no_solution_explains_why():
 def test_beyond_the_latency_floor_is_explained():
     at = app({"ctx": "10000000"}, page="fast-mode")
     assert_clean(at)
-    fm = fast_mode_batches(_system(context=1e7), 2.5, 6.0, 1e7)
+    fm = fast_mode_batches(sidebar_system(context=1e7), 2.5, 6.0, 1e7)
     assert fm.batch_fast is None and "latency floor" in fm.reason
     assert any(fm.reason in w.value for w in at.warning)
 
@@ -172,7 +171,7 @@ def test_spreading_over_more_chips_table():
     side = {"chip": "gb200", "model": "deepseek-v3", "w": "fp8", "kv": "fp8", "cd": "fp8"}
     at = app(side, page="fast-mode")
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", weights="fp8", kv="fp8", compute="fp8")
+    s = sidebar_system("gb200", "deepseek-v3", precision=FP8)
     C = s.deployment.chips
     assert C == 8
     fm = fast_mode_batches(s, 2.5, 6.0, 8192)
@@ -232,7 +231,7 @@ def test_slower_mode_sentence_states_the_saving_or_that_there_is_none(bs, bf):
     it says so instead of printing floating-point noise such as "1.11e-14 %"."""
     at = open_page({"fm": "batches", "bs": bs, "bf": bf})
     assert_clean(at)
-    s = _system()
+    s = sidebar_system()
     fm = fast_mode_forward(s, float(bs), float(bf), 8192)
     floor = float(decode_step(s, np.array([1e12]), 8192).usd_per_mtok[0])    # the batch → ∞ cost floor
     saving = 1 - floor / fm.usd_per_mtok_standard
@@ -249,7 +248,7 @@ def test_slower_mode_sentence_at_the_app_defaults_says_the_standard_batch_is_on_
     standard batch where cost no longer falls with batch, so no "% off" figure is printed."""
     at = app({}, page="fast-mode")
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", chips=72, batch=4096, context=2048, weights="fp8", kv="fp8", compute="fp8")
+    s = sidebar_system("gb200", "deepseek-v3", chips=72, batch=4096, context=2048, precision=FP8)
     fm = fast_mode_batches(s, 2.5, 6.0, 2048)
     floor = float(decode_step(s, np.array([1e12]), 2048).usd_per_mtok[0])
     assert 1 - floor / fm.usd_per_mtok_standard < 5e-4          # the model: on the floor to print precision

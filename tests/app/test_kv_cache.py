@@ -3,8 +3,19 @@ page dials seeded from the URL, bad page parameters reported."""
 
 import pytest
 
-from model import presets
-from tests.app.helpers import PAGES, V1, app, assert_clean, charts, latex, metrics, written
+from model import context_never_compute_bound, presets
+from tests.app.helpers import (
+    PAGES,
+    V1,
+    app,
+    assert_clean,
+    charts,
+    latex_text,
+    metrics,
+    page_text,
+    sidebar_system,
+    written,
+)
 
 # Preset figures the hand derivations use (presets/hardware.yaml, presets/models.yaml).
 H100_F_BF16 = 989.4e12      # FLOP/s, dense bf16
@@ -50,14 +61,14 @@ def test_crossovers_equal_hand_derivations_llama70_h100_bf16():
     m = metrics(at)
     # T_never = 2·Na·bw / (F·kv) = 2 × 70.6e9 × 3.35e12 / (989.4e12 × 327,680) = 1,459.0 tokens
     t_never = 2 * L70_NA * H100_BW / (H100_F_BF16 * L70_KV)
-    assert t_never == pytest.approx(1459.0, abs=0.5)
-    assert _num(m[NEVER]) == round(t_never)
+    assert context_never_compute_bound(sidebar_system()) == pytest.approx(t_never, rel=1e-12)   # the model agrees
+    assert _num(m[NEVER]) == round(t_never) == 1459
     # T× = W / (B·kv) = 141.2e9 / (64 × 327,680) = 6,732.9 tokens
     t_cross = 2 * L70_NA / (64 * L70_KV)
     assert _num(m[CROSS.format(b=64)]) == round(t_cross) == 6733
     assert m["KV stored per token"] == "328 kB"
     # The same numbers appear in the equations (KaTeX thousands separators).
-    tex = " ".join(x.value for x in latex(at))
+    tex = latex_text(at)
     assert "6{,}733" in tex and "1{,}459" in tex
     # At another batch T× scales as 1/B: B = 8 → 53,864.
     at = app({"b": "8"}, page="kv-cache")
@@ -82,7 +93,7 @@ def test_implied_kv_bytes_of_the_gemini_tier():
     assert m[IMPLIED] == f"{implied:,.0f} B" == "3,386 B"
     assert m["= elements at bf16"] == f"{implied / 2:,.0f}"
     assert m["Lecture's architecture [elements]"] == "2,048"
-    text = " ".join(x.value for x in at.markdown) + " ".join(x.value for x in at.caption)
+    text = page_text(at, "markdown", "caption")
     assert "2026-03" in text and "deploybase.ai" in text          # the price's date and source
     assert "bytes at the compute dtype" in text
     # At fp8 FLOP/s (1,978.9e12) the same tier implies half: 1,693 B = 1,693 fp8 elements.
@@ -153,7 +164,7 @@ def test_crossover_outside_the_chart_is_said_in_words():
 def test_windowed_model_counts_only_full_layers_per_extra_token():
     at = app({"model": "gpt-oss-120b"}, page="kv-cache")
     assert_clean(at)
-    tex = " ".join(x.value for x in latex(at))
+    tex = latex_text(at)
     assert r"\min(T_c, 128)" in tex                        # the windowed layers' cap is shown
     bars = [t for t in charts(at)[2]["data"] if t.get("type") == "bar"]
     by_name = {y: (x, t["name"]) for t in bars for x, y in zip(t["x"], t["y"])}

@@ -4,40 +4,33 @@ bad parameters reported by name."""
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cli, presets
+from model import Precision, System, presets
 from model.economics import cache_tier_costs, hbm_tier, recompute_cost, request_with_cache
-from tests.app.helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, metrics, trace, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    dot,
+    fig,
+    latex,
+    metrics,
+    sidebar_system,
+    trace,
+    written,
+)
+from tests.cli.helpers import run_json
 from ui.format import usd
 
 KV70 = 327_680.0
-
-
-
-
-def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0) -> System:
-    """The page's system at the sidebar defaults (bf16 everywhere, chips 'auto')."""
-    hw, m = presets.hardware_presets()[chip], presets.model_presets()[mdl]
-    return System(hw, m, Precision(), Deployment(chips=auto_chips(hw, m, Precision(), batch, context)))
-
-
-
-
-def cli_json(capsys, *argv: str) -> dict:
-    code = cli.main(["cache-tier", *argv, "--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
-
-
-def mt_app(query: dict[str, str] | None = None):
-    at = app(query, page="memory-tiers")
-    assert_clean(at)
-    return at
+mt_app = partial(clean_app, page="memory-tiers")
 
 
 def test_defaults_clean_three_charts_equations_and_definitions():
@@ -65,7 +58,7 @@ def test_defaults_clean_three_charts_equations_and_definitions():
 
 def test_page_agrees_with_the_cli_at_five_minutes(capsys):
     at = mt_app(V1)
-    d = cli_json(capsys, "--hardware", "h100", "--model", "llama-3.1-70b", "--hold-seconds", "300")
+    d = run_json(capsys, "cache-tier", "--hardware", "h100", "--model", "llama-3.1-70b", "--hold-seconds", "300")
     m = metrics(at)
     assert d["cheapest"] == "nvme-gen5" and m["Cheapest at t = 5 min"] == "flash"
     assert m["Its cost [USD/Mtok]"] == f"${d['cheapest_usd_per_mtok']:.3g}" == "$0.000364"
@@ -79,7 +72,7 @@ def test_page_agrees_with_the_cli_at_five_minutes(capsys):
     for name, row in zip(("HBM", "DDR", "flash", "disk"), d["tiers"]):
         assert arr(trace(f, name)["y"])[i] == pytest.approx(row["usd_per_mtok"], rel=1e-9)
     assert arr(trace(f, "recompute")["y"])[0] == pytest.approx(d["recompute_usd_per_mtok"])
-    s = system()
+    s = sidebar_system()
     costs = cache_tier_costs([hbm_tier(s.hardware), *presets.load("tier").values()], KV70,
                              float(recompute_cost(s)), t)
     assert np.allclose(arr(trace(f, "cheapest option")["y"]), costs.cheapest_usd * 1e6)
@@ -103,7 +96,7 @@ def test_page_agrees_with_the_cli_at_five_minutes(capsys):
 
 def test_request_cost_equals_the_model():
     at = mt_app(V1)
-    s = system()
+    s = sidebar_system()
     tier_usd = KV70 * 0.044 / 3600 * (300 / 15.36e12 + 1 / 14e9)          # flash at 5 min, by hand
     r = request_with_cache(s, 8192.0, 1000.0, np.array([0.0, 0.9]), tier_usd, batch=64.0)
     m = metrics(at)
@@ -145,7 +138,7 @@ def test_tier_edits_from_the_url_agree_with_a_cli_tier_file(capsys, tmp_path):
                     f"    capacity_bytes: {t.capacity_bytes}\n    bandwidth_bytes_per_s: {t.bandwidth_bytes_per_s}\n"
                     f"    usd_per_hour: {100 if k == 'nvme-gen5' else t.usd_per_hour}\n" for k, t in base.items())
     f.write_text("schema: roofline-presets/1\nkind: tier\nitems:\n" + items)
-    d = cli_json(capsys, "--hardware", "h100", "--model", "llama-3.1-70b", "--hbm-bytes", "160e9",
+    d = run_json(capsys, "cache-tier", "--hardware", "h100", "--model", "llama-3.1-70b", "--hbm-bytes", "160e9",
                  "--hold-seconds", "300", "--tiers", str(f))
     assert d["cheapest"] == "ddr5-socket"
     m = metrics(at)
@@ -161,8 +154,7 @@ def test_tier_edits_from_the_url_agree_with_a_cli_tier_file(capsys, tmp_path):
                                          ({"mt_fl_gb": "-1"}, "mt_fl_gb"), ({"mt_ddr_usd": "nan"}, "mt_ddr_usd")])
 def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = mt_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert len(charts(at)) == 3
     assert metrics(at)["Cheapest at t = 5 min"] == "flash"       # the defaults still draw
 
@@ -172,7 +164,7 @@ def test_the_cheapest_tier_follows_the_hold_time(hold, best, capsys):
     at = mt_app({"mt_hold": hold})
     label = next(k for k in metrics(at) if k.startswith("Cheapest at"))
     assert metrics(at)[label] == best
-    d = cli_json(capsys, "--hardware", "h100", "--model", "llama-3.1-70b", "--hold-seconds", hold)
+    d = run_json(capsys, "cache-tier", "--hardware", "h100", "--model", "llama-3.1-70b", "--hold-seconds", hold)
     assert metrics(at)["Its cost [USD/Mtok]"] == f"${d['cheapest_usd_per_mtok']:.3g}"
 
 

@@ -1,38 +1,21 @@
 """AppTest: the MoE layout page — numbers equal model.cluster (and the CLI), URL dials, extremes, no tracebacks."""
 
-import json
-
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cluster, decode_step, presets
-from model.cli import main as cli_main
+from model import cluster, decode_step
 from model.roofline import bound_of, combine
-from tests.app.helpers import V1, app, assert_clean, charts, latex, metrics, written
+from tests.app.helpers import V1, app, assert_clean, charts, latex_text, metrics, page_text, sidebar_system, written
+from tests.cli.helpers import run_json
 from ui.format import bytes_, number, seconds
 
 DSV3 = {"chip": "gb200", "model": "deepseek-v3"}
-
-
-def _system(chip="h100", model="llama-3.1-70b", chips=None, batch=64, context=8192, mode="lecture"):
-    """The page's System, built by hand (C auto holds the weights + KV of the sidebar batch)."""
-    hw, m = presets.get("hardware", chip), presets.get("model", model)
-    c = chips or auto_chips(hw, m, Precision(), batch, context)
-    return System(hw, m, Precision(), Deployment(chips=c, mode=mode))
-
-
-def _tex(at) -> str:
-    return " ".join(l.value for l in latex(at))
-
-
-def _notes(at) -> str:
-    return " ".join(w.value for w in at.warning) + " " + " ".join(i.value for i in at.info)
 
 
 def test_lecture_layout_256_experts_over_64_gpus():
     """DeepSeek on a Blackwell rack, 64 of its 72 GPUs: 256/64 = 4 experts per GPU (lecture §2.9)."""
     at = app({**DSV3, "c": "64", "b": "2048"}, page="moe")
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", chips=64, batch=2048)
+    s = sidebar_system("gb200", "deepseek-v3", chips=64, batch=2048)
     a = cluster.moe_alltoall(s, 2048)
     r = decode_step(s, 2048, 8192, t_comm=a.t_comm_s)
     m = metrics(at)
@@ -46,7 +29,7 @@ def test_lecture_layout_256_experts_over_64_gpus():
     assert m["Bound"] == str(r.bound)
     assert m["Experts touched/layer"] == number(float(cluster.expected_distinct_experts(256, 8, 2048)))
     # The bytes equation with today's numbers: B · 2 · k · d · a · L.
-    tex = _tex(at)
+    tex = latex_text(at)
     assert r"\Big\lceil \frac{256}{64} \Big\rceil = 4" in tex
     assert r"2{,}048 \times 2 \times 8 \times 7{,}168 \times 2\,\text{B} \times 58" in tex
     assert len(charts(at)) >= 4
@@ -54,9 +37,8 @@ def test_lecture_layout_256_experts_over_64_gpus():
 
 def test_page_agrees_with_the_cli(capsys):
     at = app({**DSV3, "c": "64", "b": "2048"}, page="moe")
-    assert cli_main(["layout", "--hardware", "gb200", "--model", "deepseek-v3", "--gpus", "64", "--batch", "2048",
-                     "--context", "8192", "--json"]) == 0
-    cli = json.loads(capsys.readouterr().out)
+    cli = run_json(capsys, "layout", "--hardware", "gb200", "--model", "deepseek-v3", "--gpus", "64", "--batch", "2048",
+                   "--context", "8192")
     m = metrics(at)
     assert m["Experts/GPU"] == number(cli["experts_per_gpu"])
     assert m["All-to-all/step"] == bytes_(cli["alltoall_bytes_per_step"])
@@ -70,7 +52,7 @@ def test_page_agrees_with_the_cli(capsys):
 def test_two_racks_half_the_traffic_leaves_and_the_layer_gets_slower():
     at = app({**DSV3, "c": "72", "g": "144"}, page="moe")
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", chips=144)
+    s = sidebar_system("gb200", "deepseek-v3", chips=144)
     a = cluster.moe_alltoall(s, 64)
     m = metrics(at)
     assert m["Experts/GPU"] == "2"
@@ -87,7 +69,7 @@ def test_comm_can_become_the_bound():
     # Four NVL72 racks at a large batch and short context: the scale-out all-to-all outlasts the memory side.
     at = app({"chip": "gb200", "model": "deepseek-v3", "g": "288", "b": "16384", "ctx": "1024"}, page="moe")
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", chips=288, batch=16384, context=1024)
+    s = sidebar_system("gb200", "deepseek-v3", chips=288, batch=16384, context=1024)
     a = cluster.moe_alltoall(s, 16384)
     r = decode_step(s, 16384, 1024, t_comm=a.t_comm_s)
     assert str(r.bound) == "comm"
@@ -99,7 +81,7 @@ def test_touched_experts_toggle_from_the_url():
     assert_clean(at)
     assert at.session_state["tw"] is True and at.session_state["g"] == 64
     assert [t.value for t in at.toggle if t.key == "tw"] == [True]
-    s = _system("gb200", "deepseek-v3", chips=64, batch=1)
+    s = sidebar_system("gb200", "deepseek-v3", chips=64, batch=1)
     now = decode_step(s, 1, 8192)
     touched = float(cluster.touched_weight_bytes_per_gpu(s, 1))
     assert touched < s.weight_bytes / 64                             # one token touches 8 of 256 experts
@@ -109,16 +91,16 @@ def test_touched_experts_toggle_from_the_url():
     assert m["Touched weights/GPU"] == bytes_(touched)
     assert m["Step, touched only"] == seconds(t_step)
     assert m["Busiest GPU touches"] == number(float(cluster.busiest_gpu_experts(256, 8, 1, 64)))
-    assert "touched experts only" in _tex(at)
-    assert str(bound_of(now.t_matmul_s, now.t_attn_s, t_w, now.t_kv_s, now.t_comm_s, "lecture")) in _tex(at)
+    assert "touched experts only" in latex_text(at)
+    assert str(bound_of(now.t_matmul_s, now.t_attn_s, t_w, now.t_kv_s, now.t_comm_s, "lecture")) in latex_text(at)
     assert written(at).get("tw") == "1" and written(at).get("g") == "64"
 
 
 def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
     at = app(V1, page="moe")                       # defaults: H100 × Llama 3.1 70B
     assert_clean(at)
-    assert "dense model" in _notes(at) and "MoE model" in _notes(at)
-    s = _system()
+    assert "dense model" in page_text(at, "warning", "info") and "MoE model" in page_text(at, "warning", "info")
+    s = sidebar_system()
     G = int(s.deployment.chips)
     t = float(cluster.tensor_parallel_allreduce_time(s, 64, activation_bytes=2.0, hop_latency_s=2e-6))
     r = decode_step(s, 64, 8192, t_comm=t)
@@ -126,7 +108,7 @@ def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
     assert m["TP all-reduce"] == seconds(t)
     assert m["Step with TP"] == seconds(float(r.t_step_s))
     assert "Experts/GPU" not in m
-    assert rf"\frac{{{2 * (G - 1)}}}{{{G}}}" in _tex(at)
+    assert rf"\frac{{{2 * (G - 1)}}}{{{G}}}" in latex_text(at)
     assert len(charts(at)) == 2
     assert written(at) == {}          # defaults stay out of the URL
 
@@ -134,7 +116,7 @@ def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():
 def test_hop_latency_dial():
     at = app({"hop_us": "0"}, page="moe")
     assert_clean(at)
-    s = _system()
+    s = sidebar_system()
     t = float(cluster.tensor_parallel_allreduce_time(s, 64, activation_bytes=2.0, hop_latency_s=0.0))
     assert metrics(at)["TP all-reduce"] == seconds(t)
 
@@ -142,7 +124,7 @@ def test_hop_latency_dial():
 def test_no_scaleout_figure_says_so_and_stays_in_the_domain():
     at = app({"chip": "rubin-ultra", "model": "deepseek-v3", "g": "576"}, page="moe")
     assert_clean(at)
-    notes = _notes(at)
+    notes = page_text(at, "warning", "info")
     assert "no scale-out bandwidth figure" in notes and "G = 144" in notes
     assert metrics(at)["Experts/GPU"] == number(float(cluster.experts_per_gpu(256, 144)))
     assert metrics(at)["Over scale-out"] == "0 %"
@@ -168,13 +150,13 @@ def test_extremes_run_clean(query):
 def test_expert_and_k_overrides():
     at = app({"chip": "gb200", "model": "lecture-deepseek", "c": "64", "k": "32"}, page="moe")
     assert_clean(at)
-    s = _system("gb200", "lecture-deepseek", chips=64)
+    s = sidebar_system("gb200", "lecture-deepseek", chips=64)
     a = cluster.moe_alltoall(s.with_(experts_per_token=32), 64)
     assert metrics(at)["All-to-all/step"] == bytes_(float(a.bytes_per_step))
-    assert r"\times 32 \times" in _tex(at)
+    assert r"\times 32 \times" in latex_text(at)
     at = app({**DSV3, "e": "8", "k": "16"}, page="moe")
     assert_clean(at)
-    assert "using k = 8" in _notes(at)
+    assert "using k = 8" in page_text(at, "warning", "info")
 
 
 def test_garbled_g_falls_back_with_a_notice():
@@ -189,7 +171,7 @@ def test_moving_g_changes_the_numbers():
     at = app({**DSV3, "c": "64"}, page="moe")
     at.select_slider(key="g").set_value(128).run()
     assert_clean(at)
-    s = _system("gb200", "deepseek-v3", chips=128)
+    s = sidebar_system("gb200", "deepseek-v3", chips=128)
     a = cluster.moe_alltoall(s, 64)
     m = metrics(at)
     assert m["Experts/GPU"] == "2" and m["t_comm"] == seconds(float(a.t_comm_s))

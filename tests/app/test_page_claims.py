@@ -19,7 +19,7 @@ from model import decode_step, presets
 from model.context import generations
 from model.economics import TTL_1H_S, TTL_5M_S, hbm_tier
 from model.presets import hardware_presets
-from tests.app.helpers import app, arr, assert_clean, fig, metric_list, trace
+from tests.app.helpers import app, arr, assert_clean, fig, metric_list, page_text, trace
 from ui.format import bytes_, duration, number, seconds, tokens, usd
 from ui.state.dials import BATCH_OPTIONS
 
@@ -44,9 +44,7 @@ def run(page: str, query: dict[str, str], open_: tuple[str, ...] = ()):
     view = at.session_state["_view"]
     assert view.chip_key == query["chip"] and view.model_key == query["model"]
     assert (view.batch, view.context) == (float(query["b"]), float(query["ctx"]))
-    text = "\n".join(e.value for kind in ("markdown", "caption", "info", "warning", "success")
-                     for e in getattr(at, kind))
-    return at, view, text
+    return at, view, page_text(at)
 
 
 # ================================================================ Memory tiers

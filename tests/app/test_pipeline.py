@@ -3,47 +3,34 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cli, presets
+from model import presets
 from model.cluster import pipeline, pipeline_cut_ratio, training_bubble_fraction
 from tests.app.helpers import (
     V1,
-    app,
     arr,
     assert_clean,
+    assert_notice,
     charts,
+    clean_app,
     dot,
     fig,
     latex,
     metric_list,
     metrics,
+    sidebar_system,
     trace,
     written,
 )
+from tests.cli.helpers import run_json
 from ui.format import bytes_, number, seconds
 
 P_OPTIONS = [1, 2, 3, 4, 6, 8, 16]
-
-
-
-
-def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0) -> System:
-    """The page's system at the sidebar defaults (bf16 everywhere, chips 'auto')."""
-    hw, m = presets.hardware_presets()[chip], presets.model_presets()[mdl]
-    prec = Precision()
-    return System(hw, m, prec, Deployment(chips=auto_chips(hw, m, prec, batch, context)))
-
-
-
-
-def pipe_app(query: dict[str, str] | None = None):
-    at = app(query, page="pipeline")
-    assert_clean(at)
-    return at
+pipe_app = partial(clean_app, page="pipeline")
 
 
 def test_defaults_clean_four_charts_equations_and_definitions():
@@ -62,7 +49,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
 
 def test_memory_numbers_equal_model_cluster_and_the_ps_cancel():
     at = pipe_app(V1)
-    s = system()
+    s = sidebar_system()
     pm = pipeline(s, 64.0, 8192.0, np.array(P_OPTIONS, float))
     i = P_OPTIONS.index(4)
     m = metrics(at)
@@ -85,7 +72,7 @@ def test_extremes_p16_hop20_equal_the_model_and_the_cli(capsys):
     at = pipe_app({"p": "16", "hop": "20"})
     assert at.session_state["p"] == 16 and at.session_state["hop"] == 20.0
     assert written(at) == {"p": "16", "hop": "20"}
-    s = system().with_(pipeline_hop_s=0.020)
+    s = sidebar_system().with_(pipeline_hop_s=0.020)
     pm = pipeline(s, 64.0, 8192.0, np.array(P_OPTIONS, float))
     m = metrics(at)
     assert m["Latency per token"] == seconds(pm.latency_s[-1]) == "332 ms"     # 11.68 ms + 16 × 20 ms
@@ -95,11 +82,9 @@ def test_extremes_p16_hop20_equal_the_model_and_the_cli(capsys):
     assert np.allclose(arr(trace(f, "tokens/s")["y"]), pm.tokens_per_s)
     assert np.allclose(arr(trace(f, "per-token latency")["x"]), P_OPTIONS)
     # The CLI with the same inputs prints the same numbers (and the same training bubble at m = 64).
-    code = cli.main(["pipeline", "--hardware", "h100", "--model", "llama-3.1-70b", "--stages", "1,2,4,16",
-                     "--micro-batch", "64", "--context", "8192", "--hop-latency", "0.02",
-                     "--micro-batches", "64", "--json"])
-    rows = {r["stages"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
-    assert code == 0
+    d = run_json(capsys, "pipeline", "--hardware", "h100", "--model", "llama-3.1-70b", "--stages", "1,2,4,16",
+                 "--micro-batch", "64", "--context", "8192", "--hop-latency", "0.02", "--micro-batches", "64")
+    rows = {r["stages"]: r for r in d["rows"]}
     r16 = rows[16]
     assert r16["latency_s"] == pytest.approx(float(pm.latency_s[-1]))
     assert r16["tokens_per_s"] == pytest.approx(float(pm.tokens_per_s[-1]))
@@ -118,9 +103,9 @@ def test_deepseek_on_gb200_cut_ratio_equals_model_and_cli(capsys):
     want = float(pipeline_cut_ratio(900e9, 50e9, 8, 58 / 4))
     assert want == pytest.approx(50 / 900 * 2 * 8 * 58 / 4)
     assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "12.9"
-    cli.main(["pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--stages", "4", "--micro-batch", "64",
-              "--context", "8192", "--json"])
-    assert json.loads(capsys.readouterr().out)["rows"][0]["cut_ratio"] == pytest.approx(want)
+    d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--stages", "4",
+                 "--micro-batch", "64", "--context", "8192")
+    assert d["rows"][0]["cut_ratio"] == pytest.approx(want)
     f = fig(at, "Cut check")
     preset = trace(f, "chip: ")
     lecture = trace(f, "lecture")
@@ -166,7 +151,7 @@ def test_rubin_ultra_without_a_scale_out_figure_falls_back_to_one_eighth():
 def test_ten_million_context_shows_the_overflow_without_error():
     at = pipe_app({"ctx": "10000000"})
     m = metrics(at)
-    s = system(context=10_000_000.0)
+    s = sidebar_system(context=10_000_000.0)
     pm = pipeline(s, 64.0, 1e7, 4.0)
     assert m["KV per chip"] == bytes_(pm.kv_bytes_per_chip)
     assert next(x for x in metric_list(at) if x.label == "HBM per chip").delta.startswith("exceeds")
@@ -192,8 +177,7 @@ def test_bubble_from_url_and_the_default_four_p():
                                          ({"mb": "-1"}, "mb"), ({"cut": "1/9"}, "cut")])
 def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = pipe_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert len(charts(at)) == 4
     assert metrics(at)["Weights per chip"]                  # the page still draws
 
@@ -204,7 +188,7 @@ def test_moving_the_dials_redraws_and_writes_the_url():
     at.slider(key="hop").set_value(5.0).run()
     at.radio(key="cut").set_value("1/8").run()
     assert_clean(at)
-    s = system().with_(pipeline_hop_s=0.005)
+    s = sidebar_system().with_(pipeline_hop_s=0.005)
     pm = pipeline(s, 64.0, 8192.0, 16.0)
     m = metrics(at)
     assert m["Weights per chip"] == bytes_(pm.weight_bytes_per_chip) == "1.1 GB"
@@ -221,9 +205,9 @@ def test_llama4_maverick_counts_its_24_moe_layers(capsys):
     assert metrics(at)["Cut ratio t_up/t_out"] == f"{want:.3g}" == "0.667"
     assert r"\frac{24}{4}" in latex(at)[2].value and "cut too slow" in latex(at)[2].value
     assert np.allclose(arr(trace(fig(at, "Cut check"), "chip: ")["x"]), np.arange(1, 25))
-    cli.main(["pipeline", "--hardware", "gb200", "--model", "llama-4-maverick", "--chips", "8", "--stages", "4",
-              "--json"])
-    assert json.loads(capsys.readouterr().out)["rows"][0]["cut_ratio"] == pytest.approx(want)
+    d = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "llama-4-maverick", "--chips", "8",
+                 "--stages", "4")
+    assert d["rows"][0]["cut_ratio"] == pytest.approx(want)
 
 
 def test_one_stage_has_no_cut(capsys):
@@ -234,6 +218,6 @@ def test_one_stage_has_no_cut(capsys):
     assert any("no cut" in c.value for c in at.caption)
     f = fig(at, "Cut check")
     assert not any(str(t.get("name", "")).startswith("current") for t in f["data"])     # no point to mark
-    cli.main(["pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "8", "--stages", "1", "--json"])
-    row = json.loads(capsys.readouterr().out)["rows"][0]
+    row = run_json(capsys, "pipeline", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "8",
+                   "--stages", "1")["rows"][0]
     assert row["cut_ratio"] is None and "no cut" in row["cut_reason"]

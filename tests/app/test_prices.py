@@ -3,25 +3,30 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cli, decode_step, presets, pricing
-from tests.app.helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, written
+from model import Deployment, Precision, System, auto_chips, decode_step, presets, pricing
+from tests.app.helpers import (
+    V1,
+    app,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    fig,
+    latex_text,
+    metrics,
+    written,
+)
+from tests.cli.helpers import run_json
 from ui.format import bytes_, number
 
 OFFERS = presets.price_presets()
-
-
-
-
-def prices_app(query: dict[str, str] | None = None):
-    at = app(query, page="prices")
-    assert_clean(at)
-    return at
-
+prices_app = partial(clean_app, page="prices")
 
 
 def table(at):
@@ -31,10 +36,6 @@ def table(at):
         at.run()
         assert_clean(at)
     return next(d.value for d in at.dataframe if "implied KV [B/token]" in d.value.columns)
-
-
-def tex(at) -> str:
-    return " ".join(x.value for x in latex(at))
 
 
 def test_defaults_reproduce_the_lectures_numbers():
@@ -50,7 +51,7 @@ def test_defaults_reproduce_the_lectures_numbers():
     assert m["Architecture cross-check"] == bytes_(2048) and m["Implied ÷ architecture"] == "0.814×"
     # $5 fresh / $0.50 hit = 10× (§2.7); recompute ÷ HBM read = 2e11 / (600 · 2048) = 162,760.
     assert m["Price discount"] == "10×" and m["Roofline: recompute ÷ HBM read"] == "162,760×"
-    t = tex(at)
+    t = latex_text(at)
     assert r"\frac{\$25}{\$5} = 5" in t and "0.2" in t
     assert "1{,}667" in t and "2{,}048" in t and r"600 \times 200{,}000" in t
     assert r"\frac{\$150}{\$25} = 6\times" in t and r"0.167\,B^*" in t      # fast mode 6× for 2.5×
@@ -65,9 +66,8 @@ def test_defaults_reproduce_the_lectures_numbers():
 def test_page_agrees_with_the_cli(capsys):
     # The same inputs through `python -m model kv-from-price` (F/bw = 600 as 4.8e15 / 8e12).
     at = prices_app({"pr_na": "100", "pr_fpb": "600"})
-    cli.main(["kv-from-price", "--flops", "4.8e15", "--hbm-bw", "8e12", "--total-params", "1e12",
-              "--active-params", "100e9", "--crossover-context", "200e3", "--json"])
-    kv = json.loads(capsys.readouterr().out)["kv_bytes_per_token"]
+    kv = run_json(capsys, "kv-from-price", "--flops", "4.8e15", "--hbm-bw", "8e12", "--total-params", "1e12",
+                  "--active-params", "100e9", "--crossover-context", "200e3")["kv_bytes_per_token"]
     assert metrics(at)["Implied KV per token"] == bytes_(kv)
     assert table(at)["implied KV [B/token]"].dropna().iloc[0] == pytest.approx(kv)
 
@@ -91,9 +91,9 @@ def test_url_seeds_every_pr_dial_and_the_numbers_follow_the_model(capsys):
     assert m["Architecture cross-check"] == bytes_(61 * 2 * 64 * 2)
     assert m["…in bf16 elements"] == number(kv / 2)
     # The CLI says the same for the dense read (f = 1 is the CLI's only mode): the page's kv × f.
-    cli.main(["kv-from-price", "--flops", str(295 * 8e12), "--hbm-bw", "8e12", "--total-params", "1e12",
-              "--active-params", "37e9", "--crossover-context", "200e3", "--json"])
-    assert json.loads(capsys.readouterr().out)["kv_bytes_per_token"] == pytest.approx(kv * 0.5)
+    d = run_json(capsys, "kv-from-price", "--flops", str(295 * 8e12), "--hbm-bw", "8e12", "--total-params", "1e12",
+                 "--active-params", "37e9", "--crossover-context", "200e3")
+    assert d["kv_bytes_per_token"] == pytest.approx(kv * 0.5)
     # The context chart's implied curve crosses 1 at 200k; the architecture curve at 2·37e9/(295·0.5·15,616).
     f = fig(at, "Cost per token")
     cross = [t for t in f["data"] if "crossover" in (t.get("name") or "")]
@@ -122,8 +122,7 @@ def test_extremes_run_clean(query):
                                          ({"pr_kvh": "7"}, "pr_kvh"), ({"pr_kvl": "nan"}, "pr_kvl")])
 def test_garbled_pr_params_give_a_notice_and_the_default(query, name):
     at = prices_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert len(charts(at)) == 3
     assert metrics(at)["Implied KV per token"] == "1.67 kB"        # the defaults
     assert name not in written(at)

@@ -4,29 +4,31 @@ efficiency button sets the sidebar's dials (and so every page's curves)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from model import calibrate as cal
 from model import presets
-from tests.app.helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    fig,
+    latex,
+    metrics,
+    trace,
+    written,
+)
 from ui.format import number
 
 ITEMS = presets.measurement_presets()
 CHECK = cal.check(ITEMS)
-
-
-
-
-
-def trace(f: dict, name: str) -> dict:
-    return next(t for t in f["data"] if t.get("name") == name)
-
-
-def rc_app(query=None):
-    at = app(query, page="reality")
-    assert_clean(at)
-    return at
+rc_app = partial(clean_app, page="reality")
 
 
 def expected(key: str) -> tuple[float, float, float]:
@@ -130,7 +132,7 @@ def test_filters_that_match_nothing_say_so():
                                          ({"rc_chip": "h9000"}, "rc_chip"), ({"rc_pub": "x" * 80}, "rc_pub")])
 def test_bad_parameters_give_a_notice_and_the_default(query, name):
     at = rc_app(query)
-    assert any(f"'{name}'" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert_notice(at, name)
     assert len(charts(at)) == 2
 
 

@@ -3,18 +3,28 @@ model/remat.py (and hand-worked Korthikanti figures); page dials seeded from the
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
 from model import presets, remat
-from tests.app.helpers import V1, app, arr, assert_clean, charts, fig, latex, metric_list, metrics, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    fig,
+    latex,
+    metric_list,
+    metrics,
+    written,
+)
 from ui.format import bytes_
 
-
-def rm_app(query: dict[str, str] | None = None):
-    at = app(query, page="remat")
-    assert_clean(at)
-    return at
+rm_app = partial(clean_app, page="remat")
 
 
 def test_defaults_clean_diagram_charts_equations():
@@ -101,8 +111,7 @@ def test_moe_model_says_a_is_a_lower_bound():
                                          ({"rm_tp": "3"}, "rm_tp"), ({"rm_attn": "paged"}, "rm_attn")])
 def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = rm_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert metrics(at)["Store all activations"] == "91.3 GB"
 
 

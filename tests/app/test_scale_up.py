@@ -3,48 +3,35 @@
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from model import Deployment, Precision, System, auto_chips, cli, decode_step, max_batch_that_fits, presets
+from model import System, decode_step, max_batch_that_fits, presets
 from model.cluster import largest_model_params, pipeline
 from tests.app.helpers import (
     V1,
     app,
     arr,
     assert_clean,
+    assert_notice,
     charts,
+    clean_app,
     fig,
     latex,
     metric_list,
     metrics,
     panel_figures,
+    sidebar_system,
     trace,
     written,
 )
+from tests.cli.helpers import run_json
 from ui.format import bytes_, number, seconds, usd
 
 GRID = np.arange(1, 577, dtype=float)
-
-
-
-
-def system(chip="h100", mdl="llama-3.1-70b", batch=64.0, context=8192.0, chips=None) -> System:
-    """The page's system at the sidebar defaults (bf16 everywhere, chips 'auto' unless given)."""
-    hw, m = presets.hardware_presets()[chip], presets.model_presets()[mdl]
-    prec = Precision()
-    c = chips if chips is not None else auto_chips(hw, m, prec, batch, context)
-    return System(hw, m, prec, Deployment(chips=c))
-
-
-
-
-def su_app(query: dict[str, str] | None = None):
-    at = app(query, page="scale-up")
-    assert_clean(at)
-    return at
+su_app = partial(clean_app, page="scale-up")
 
 
 def test_defaults_clean_four_charts_equations_and_definitions():
@@ -70,7 +57,7 @@ def test_defaults_clean_four_charts_equations_and_definitions():
 
 def test_headline_numbers_equal_the_model_and_the_cli(capsys):
     at = su_app(V1)
-    s = system()
+    s = sidebar_system()
     C = s.deployment.chips
     assert C == 8                                               # auto: 141 GB + 172 GB of KV over 80 GB chips
     r = decode_step(s, 64.0, 8192.0)
@@ -85,10 +72,8 @@ def test_headline_numbers_equal_the_model_and_the_cli(capsys):
     assert m["Smallest C that fits"] == "4"                                      # 313 GB over 80 GB chips
     assert next(x for x in metric_list(at) if x.label == "Largest model").delta == "holds this model"
     # The CLI with the same inputs gives the same step.
-    code = cli.main(["step", "--hardware", "h100", "--model", "llama-3.1-70b", "--chips", "8", "--batch", "64",
-                     "--context", "8192", "--json"])
-    row = json.loads(capsys.readouterr().out)["rows"][0]
-    assert code == 0
+    row = run_json(capsys, "step", "--hardware", "h100", "--model", "llama-3.1-70b", "--chips", "8", "--batch", "64",
+                   "--context", "8192")["rows"][0]
     assert m["Floor W/(C·bw)"] == seconds(row["t_weights_s"])
     assert m["Latency per token"] == seconds(row["t_step_s"]) and m["Cost [$/Mtok]"] == usd(row["usd_per_mtok"])
     tex = latex(at)[0].value
@@ -99,7 +84,7 @@ def test_headline_numbers_equal_the_model_and_the_cli(capsys):
 
 def test_sweep_charts_are_one_vectorised_model_call_over_c():
     at = su_app(V1)
-    s = system()
+    s = sidebar_system()
     r = decode_step(s, 64.0, 8192.0, chips=GRID)
     f = fig(at, "Latency per token")
     floor = trace(f, "latency floor")
@@ -124,7 +109,7 @@ def test_sweep_charts_are_one_vectorised_model_call_over_c():
 
 def test_side_by_side_equals_decode_step_with_stages_and_cluster_pipeline():
     at = su_app(V1)
-    s = system()
+    s = sidebar_system()
     today_dom = decode_step(s, np.array([64.0, 256.0]), 8192.0, chips=np.array([8.0, 32.0]))
     pip = decode_step(s.with_(pipeline_stages=4), 64.0, 8192.0)
     pm = pipeline(s, 64.0, 8192.0, 4.0)
@@ -153,7 +138,7 @@ def test_url_seeds_sx_and_su_and_the_fill_curve_equals_the_model():
     assert written(at) == {"sx": "8", "su": "fill"}
     f = fig(at, "×8 chips")
     assert f["data"][0]["x"][2] == "one domain<br>of 64"
-    s = system()
+    s = sidebar_system()
     b_fill = np.minimum(np.floor(max_batch_that_fits(s, 8192.0, chips=GRID)), 65536.0)
     r = decode_step(s, np.maximum(b_fill, 1.0), 8192.0, chips=GRID)
     ok = (b_fill >= 1) & r.fits
@@ -167,7 +152,7 @@ def test_url_seeds_sx_and_su_and_the_fill_curve_equals_the_model():
 
 def test_one_chip_nothing_fits_next_to_the_kv():
     at = su_app({"c": "1"})
-    s = system(chips=1)
+    s = sidebar_system(chips=1)
     r = decode_step(s, 64.0, 8192.0)
     m = metrics(at)
     assert m["Floor W/(C·bw)"] == seconds(float(r.t_weights_s)) == "42.1 ms"
@@ -181,7 +166,7 @@ def test_one_chip_nothing_fits_next_to_the_kv():
 def test_rubin_ultra_576_dies_counted_as_chips():
     at = su_app({"chip": "rubin-ultra", "c": "576"})
     hw = presets.hardware_presets()["rubin-ultra"]
-    s = system("rubin-ultra", chips=576)
+    s = sidebar_system("rubin-ultra", chips=576)
     r = decode_step(s, 64.0, 8192.0)
     m = metrics(at)
     assert m["Bandwidth C·bw"] == f"{bytes_(576 * hw.hbm_bandwidth_bytes_per_s)}/s"
@@ -197,7 +182,7 @@ def test_rubin_ultra_576_dies_counted_as_chips():
 
 def test_a100_deepseek_nothing_fits_in_the_domain():
     at = su_app({"chip": "a100", "model": "deepseek-v3"})
-    s = system("a100", "deepseek-v3")
+    s = sidebar_system("a100", "deepseek-v3")
     assert s.deployment.chips == 8                                      # auto stops at the domain
     lm = float(largest_model_params(s, 64.0, 8192.0))
     m = metrics(at)
@@ -218,7 +203,7 @@ def test_ten_million_context_nothing_fits_anywhere_on_the_sweep():
     assert m["Smallest C that fits"] == "> 576" and m["Largest model"] == "none"
     assert any("not even **C = 576**" in w.value for w in at.warning)
     assert any("KV cache alone" in i.value for i in at.info)
-    s = system(context=1e7)
+    s = sidebar_system(context=1e7)
     r = decode_step(s, 64.0, 1e7)
     assert m["Latency per token"] == seconds(float(r.t_step_s))
     assert len(charts(at)) == 3
@@ -227,8 +212,7 @@ def test_ten_million_context_nothing_fits_anywhere_on_the_sweep():
 @pytest.mark.parametrize("query, name", [({"sx": "garbled"}, "sx"), ({"sx": "3"}, "sx"), ({"su": "max"}, "su")])
 def test_bad_page_parameters_give_a_notice_and_the_default(query, name):
     at = su_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert at.session_state["sx"] == 4 and at.session_state["su"] == "B"
     assert len(charts(at)) == 3
 

@@ -3,12 +3,28 @@ sentence agree with model/speculative.py at the sidebar's system; its dials live
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
 from model import decode_step
-from tests.app.helpers import V1, app, arr, assert_clean, charts, dot, fig, latex, metrics, trace, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    dot,
+    fig,
+    latex,
+    metrics,
+    page_text,
+    trace,
+    written,
+)
 from tests.ui.figures.checks import validate
 from ui.figures.speculative import gain_vs_acceptance
 from ui.format import seconds, usd
@@ -18,12 +34,7 @@ from ui.state import dials
 # the same chip with Llama 3.1 8B at B = 4096 and T = 1k is compute-bound.
 MEMORY_BOUND = {**V1}
 COMPUTE_BOUND = {"chip": "h100", "model": "llama-3.1-8b", "c": "1", "b": "4096", "ctx": "1024", "v": "2"}
-
-
-def sd_app(query):
-    at = app(query, page="speculative")
-    assert_clean(at)
-    return at
+sd_app = partial(clean_app, page="speculative")
 
 
 def test_defaults_one_chart_one_equation_nothing_written():
@@ -58,7 +69,7 @@ def test_memory_bound_step_gains_the_full_e():
     assert m["Step, k + 1 positions"] == seconds(float(plain.t_step_s))
     assert m["Speed-up per user"] == f"{e:.3g}×"
     assert m["Cost per million tokens"] == usd(float(plain.usd_per_mtok) / e)
-    text = " ".join(x.value for x in at.markdown)
+    text = page_text(at, "markdown")
     assert "takes no longer than checking one" in text and f"full E = {e:.3g}" in text
     assert dot(fig(at, "Tokens per step"), "α = 0.70") == pytest.approx((0.7, e))
 
@@ -76,7 +87,7 @@ def test_compute_bound_step_breaks_even_where_e_equals_the_step_ratio():
     # Break-even: 1 + α + α² + α³ = ratio, solved here on a fine grid.
     grid = np.linspace(0, 1, 2_000_001)
     even = grid[np.argmin(np.abs(1 + grid + grid**2 + grid**3 - ratio))]
-    text = " ".join(x.value for x in at.markdown)
+    text = page_text(at, "markdown")
     assert f"takes {ratio:.3g}× as long" in text and f"acceptance rate of {even:.2f}" in text
 
 
@@ -84,8 +95,7 @@ def test_compute_bound_step_breaks_even_where_e_equals_the_step_ratio():
                                              ({"sd_k": "-1"}, "sd_k")])
 def test_bad_dial_in_the_url_is_named_and_the_default_used(query, name):
     at = sd_app({**V1, **query})
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert (at.session_state["sd_k"], at.session_state["sd_a"]) == (3, 0.7)
     assert name in dials.REGISTRY.dials
 

@@ -3,12 +3,11 @@ overtrain`, dial extremes, URL seeding, bad parameters, and the loss-fit section
 
 from __future__ import annotations
 
-import json
+from functools import partial
 
 import numpy as np
 import pytest
 
-from model import cli
 from model.training import (
     BESIROGLU_FIT,
     CHINCHILLA_FIT,
@@ -17,20 +16,23 @@ from model.training import (
     overtrain,
     size_for_quality,
 )
-from tests.app.helpers import V1, app, arr, assert_clean, charts, fig, latex, metrics, trace, written
+from tests.app.helpers import (
+    V1,
+    arr,
+    assert_clean,
+    assert_notice,
+    charts,
+    clean_app,
+    fig,
+    latex,
+    metrics,
+    trace,
+    written,
+)
+from tests.cli.helpers import run_json
 from ui.format import number
 
-
-def tt_app(query: dict[str, str] | None = None):
-    at = app(query, page="training")
-    assert_clean(at)
-    return at
-
-
-def cli_json(capsys, *args: str) -> dict:
-    code = cli.main(["overtrain", *args, "--json"])
-    assert code == 0
-    return json.loads(capsys.readouterr().out)
+tt_app = partial(clean_app, page="training")
 
 
 def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
@@ -47,7 +49,7 @@ def test_defaults_are_the_lectures_numbers_and_the_clis(capsys):
     assert m["Tokens per parameter"] == "2,592"
     assert m["Compute per phase [FLOP]"] == "1.56e+26"              # 6 · 1e11 · 2.592e14
     # `python -m model overtrain` with the same per-model inputs prints the same numbers
-    d = cli_json(capsys, "--active-params", "100e9", "--inference-tokens-per-s", "50e6", "--days", "60")
+    d = run_json(capsys, "overtrain", "--active-params", "100e9", "--inference-tokens-per-s", "50e6", "--days", "60")
     assert m["Inference D_inf [tokens]"] == number(d['inference_tokens'])
     assert m["Pretraining D_pre [tokens]"] == number(d['pretrain_tokens'])
     assert m["RL D_RL [tokens]"] == number(d['rl_tokens'])
@@ -96,7 +98,7 @@ def test_url_seeds_every_dial_and_agrees_with_the_cli(capsys):
     assert m["Pretraining D_pre [tokens]"] == m["RL D_RL [tokens]"] == "864T"
     assert m["Chinchilla 20·N_active [tokens]"] == "8T"
     assert m["Over-training factor"] == "108×"
-    d = cli_json(capsys, "--active-params", "400e9", "--inference-tokens-per-s", "5e8", "--days", "30",
+    d = run_json(capsys, "overtrain", "--active-params", "400e9", "--inference-tokens-per-s", "5e8", "--days", "30",
                  "--c-rl", "6", "--ineff-rl", "1", "--ineff-inf", "2")
     assert d["pretrain_tokens"] == pytest.approx(8.64e14) and d["overtrain_factor"] == pytest.approx(108)
     assert m["Over-training factor"] == f"{d['overtrain_factor']:.3g}×"
@@ -157,8 +159,7 @@ def test_unreachable_target_is_a_message_not_a_traceback():
                                          ({"tt_fit": "kaplan"}, "tt_fit"), ({"tt_days": "nan"}, "tt_days")])
 def test_garbled_parameters_give_a_notice_and_the_default(query, name):
     at = tt_app(query)
-    notes = [w.value for w in at.warning]
-    assert any(f"'{name}'" in n for n in notes), notes
+    assert_notice(at, name)
     assert len(charts(at)) == 4
     assert metrics(at)["Over-training factor"] == "130×"          # the defaults drew
 
