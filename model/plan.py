@@ -219,11 +219,7 @@ class Plan:
 
     def point(self, i: int) -> dict[str, Any]:
         """One point as plain Python values, names in place of indices."""
-        p = self.points
-        out: dict[str, Any] = {}
-        for k, arr in p.items():
-            v = arr[i].item()
-            out[k] = v
+        out: dict[str, Any] = {k: arr[i].item() for k, arr in self.points.items()}
         out["hardware"] = self.hardware_keys[out["hardware"]]
         for k, names in (("layout", LAYOUT_NAMES), ("weight_dtype", WEIGHT_DTYPES), ("kv_dtype", KV_DTYPES),
                          ("compute_dtype", COMPUTE_DTYPES), ("mode", MODES), ("bound", BOUNDS)):
@@ -269,13 +265,6 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
     Raises ValueError naming the input for bad input.
     """
     t0 = time.perf_counter()
-    with np.errstate(all="ignore"):     # extreme inputs give inf/nan points: they are simply not feasible
-        return _plan(model, hardware, traffic, ttft_s, tpot_s, throughput, throughput_unit, utilisation, deployment,
-                     ideal, weight_dtypes, kv_dtypes, modes, max_chips, link_latency_s, activation_bytes, top_n, t0)
-
-
-def _plan(model, hardware, traffic, ttft_s, tpot_s, throughput, throughput_unit, utilisation, deployment, ideal,
-          weight_dtypes, kv_dtypes, modes, max_chips, link_latency_s, activation_bytes, top_n, t0) -> Plan:
     targets = _check_inputs(hardware, traffic, ttft_s, tpot_s, throughput, throughput_unit, utilisation,
                             weight_dtypes, kv_dtypes, modes, max_chips, link_latency_s, top_n)
     dep = deployment.with_(mfu=1.0, bw_util=1.0) if ideal else deployment
@@ -286,13 +275,13 @@ def _plan(model, hardware, traffic, ttft_s, tpot_s, throughput, throughput_unit,
     mds = tuple(m for m in MODES if m in modes)
     keys = tuple(hardware)
     notes: list[str] = []
-
-    tr = _traffic_terms(model, traffic, kvs, dep, next(iter(hardware.values())))
-    chips = _chip_table(model, [hardware[k] for k in keys], dep, wds, max_chips, link_latency_s,
-                        activation_bytes, notes)
-    rows = _rows(model, chips, tr, dep, wds, kvs, mds, targets)
-    pts = _cells(rows, tr, dep, traffic, targets)
-    return _answer(pts, keys, traffic, targets, dep, efficiency, notes, top_n, t0)
+    with np.errstate(all="ignore"):     # extreme inputs give inf/nan points: they are simply not feasible
+        tr = _traffic_terms(model, traffic, kvs, dep, hardware[keys[0]])
+        chips = _chip_table(model, [hardware[k] for k in keys], dep, wds, max_chips, link_latency_s,
+                            activation_bytes, notes)
+        rows = _rows(model, chips, tr, dep, wds, kvs, mds, targets)
+        pts = _cells(rows, tr, dep, traffic, targets)
+        return _answer(pts, keys, traffic, targets, efficiency, notes, top_n, t0)
 
 
 @dataclass(frozen=True)
@@ -356,6 +345,8 @@ class _TrafficTerms:
 
 def _traffic_terms(model: ModelArch, traffic: Traffic, kvs: tuple[str, ...], dep: Deployment,
                    any_hw: Hardware) -> _TrafficTerms:
+    """The model's KV and chunked-prefill figures for this traffic (no chip figure enters them; `any_hw`
+    only completes the System that `chunked_prefill` takes)."""
     layouts = []
     for v in kvs:
         try:
@@ -469,7 +460,6 @@ def _affine_max_le(pieces: list[tuple[np.ndarray, np.ndarray]], limit: np.ndarra
             b = np.where(beta > 0, room / np.where(beta > 0, beta, 1.0), np.where(room >= 0, np.inf, -np.inf))
             out = np.minimum(out, b)
     return out
-
 
 
 def _ax(arr: Any, axes: tuple[int, ...], ndim: int = 5) -> np.ndarray:
@@ -645,8 +635,8 @@ def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traf
 
     C, P, price, is_agg = g("chips"), g("pipeline_stages"), g("price"), g("is_agg")
     EI, EO = traffic.mean_input, traffic.mean_output
-    kappa = C * price / 3600.0                                    # $ per second of one stage's chips, ÷ … P cancels
-    usd_out = kappa * t_base / (B * a) * 1e6                       # C·P·κ·t/(P·B·a)
+    kappa = C * price / 3600.0                                    # C·P·κ/(P·…): the stages cancel
+    usd_out = kappa * t_base / (B * a) * 1e6                       # C·P·κ·t/(P·B·a)·1e6
     with np.errstate(divide="ignore", invalid="ignore"):
         usd_in = np.where(is_agg, kappa * (t_step - t_base) / (B * tr.x) * 1e6, g("pf_usd_in"))
     usd_req = (EI * usd_in + EO * usd_out) / 1e6
@@ -694,16 +684,23 @@ def _first_per_group(mask: np.ndarray, group: np.ndarray) -> np.ndarray:
 def _rank(pts: dict[str, np.ndarray], idx: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """`idx` ordered by cost (ties within RANK_TOL), then fewer chips per replica, faster TPOT, wider
     weight and KV dtypes, aggregated first, chip order."""
-    per_replica = pts["decode_chips"] + np.where(pts["mode"] == 1, pts["prefill_chips"], 0.0)
+    per_replica = _chips_per_replica(pts)
     keys = (pts["hardware"][idx], pts["mode"][idx], -pts["_kvbytes"][idx], -pts["_wbytes"][idx],
             pts["tpot_s"][idx], per_replica[idx], _quantise(cost[idx]))
     return idx[np.lexsort(keys)]
 
 
-def _pareto(idx: np.ndarray, x_desc: np.ndarray, y: np.ndarray, tie: np.ndarray) -> np.ndarray:
-    """Points of `idx` not beaten on both x (larger is better, sorted first) and y (larger is better):
-    sorted by x descending (ties: y descending, then `tie` ascending), kept where y beats every
-    point before it; returned by x ascending."""
+def _chips_per_replica(pts: dict[str, np.ndarray]) -> np.ndarray:
+    """Chips of one replica: C·P, plus the prefill replica's when disaggregated."""
+    dis = pts["mode"] == MODES.index("disaggregated")
+    return pts["decode_chips"] + np.where(dis, pts["prefill_chips"], 0.0)
+
+
+def _pareto(idx: np.ndarray, x: np.ndarray, y: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """Points of `idx` that no other beats on both x and y (larger is better on both): sorted by x
+    falling (ties: y falling, then `tie` rising), kept where y beats every point before it —
+    so returned with x falling and y rising."""
+    idx = idx[np.isfinite(x[idx]) & np.isfinite(y[idx]) & (y[idx] > 0)]
     if idx.size == 0:
         return idx
     # A cheap first cut: bin y (> 0) on a log scale; a point whose x is no better than the best x of
@@ -713,16 +710,16 @@ def _pareto(idx: np.ndarray, x_desc: np.ndarray, y: np.ndarray, tie: np.ndarray)
     nb = 2048
     bins = np.minimum(((ly - lo) / max(hi - lo, 1e-300) * nb).astype(np.int64), nb - 1)
     best_x = np.full(nb + 1, -np.inf)
-    np.maximum.at(best_x, bins, x_desc[idx])
+    np.maximum.at(best_x, bins, x[idx])
     above = np.maximum.accumulate(best_x[::-1])[::-1][1:]        # best x in the bins above each bin
-    idx = idx[x_desc[idx] > above[bins]]
-    o = idx[np.lexsort((tie[idx], -y[idx], -x_desc[idx]))]
+    idx = idx[x[idx] > above[bins]]
+    o = idx[np.lexsort((tie[idx], -y[idx], -x[idx]))]
     yo = y[o]
     best_before = np.concatenate([[-np.inf], np.maximum.accumulate(yo)[:-1]])
-    return o[yo > best_before][::-1]
+    return o[yo > best_before]
 
 
-def _answer(pts: dict[str, np.ndarray], keys: tuple[str, ...], traffic: Traffic, tg: _Targets, dep: Deployment,
+def _answer(pts: dict[str, np.ndarray], keys: tuple[str, ...], traffic: Traffic, tg: _Targets,
             efficiency: dict[str, Any], notes: list[str], top_n: int, t0: float) -> Plan:
     """Best, top, frontiers and — when nothing is feasible — the binding target and the closest point."""
     with_throughput = tg.requests_per_s is not None
@@ -745,10 +742,10 @@ def _answer(pts: dict[str, np.ndarray], keys: tuple[str, ...], traffic: Traffic,
     top = ranked[:top_n]
 
     reach = pts["fits"] & pts["meets_ttft"]
-    tie = pts["decode_chips"] + np.where(pts["mode"] == 1, pts["prefill_chips"], 0.0)
+    tie = _chips_per_replica(pts)
     cand = np.flatnonzero(reach)
-    frontier = _pareto(cand, -pts["usd_per_request"], pts["tokens_per_s_per_user"], tie)[::-1]
-    frontier_chip = _pareto(cand, pts["tokens_per_s_per_chip"], pts["tokens_per_s_per_user"], tie)[::-1]
+    frontier = _pareto(cand, -pts["usd_per_request"], pts["tokens_per_s_per_user"], tie)
+    frontier_chip = _pareto(cand, pts["tokens_per_s_per_chip"], pts["tokens_per_s_per_user"], tie)
 
     closest = binding = reason = None
     if best is None:
