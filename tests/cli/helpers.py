@@ -1,13 +1,18 @@
-"""Running the CLI in-process for tests: exit code and streams checked, non-finite JSON numbers refused."""
+"""Running the CLI for tests, in-process (fast) or as the real `python -m model` process: exit code and streams
+checked, non-finite JSON numbers refused."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from model import cli
+from tests import ROOT
 
 
-def _no_nan(token: str):
+def refuse_non_finite(token: str):
+    """`json.loads(..., parse_constant=refuse_non_finite)`: NaN or ±Infinity in the CLI's JSON fail the test."""
     raise AssertionError(f"JSON holds {token}: non-finite values must be null")
 
 
@@ -23,7 +28,7 @@ def run_json(capsys, *argv: str) -> dict:
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
     assert err == ""
-    return json.loads(out, parse_constant=_no_nan)
+    return json.loads(out, parse_constant=refuse_non_finite)
 
 
 def run_text(capsys, *argv: str) -> str:
@@ -39,4 +44,21 @@ def run_error(capsys, *argv: str) -> str:
     assert code == 2 and out == "", (code, out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def module(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m model ARGV` as a real process from the repository root (text streams, never raises on its
+    exit code)."""
+    return subprocess.run([sys.executable, "-m", "model", *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def module_error(*argv: str) -> str:
+    """The real process: exit 2, nothing on stdout, exactly one line on stderr starting "error: " and no
+    traceback; returns that line."""
+    p = module(*argv)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in p.stderr, p.stderr
     return lines[0]

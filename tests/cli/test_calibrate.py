@@ -4,29 +4,19 @@ measurements, the same numbers as model/calibrate.py; bad input exits 2 with one
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from model import calibrate as cal
-from model import cli, presets
-from tests import ROOT
+from model import presets
+from tests.cli.helpers import module, module_error, run_error, run_json, run_text
 
 ITEMS = presets.measurement_presets()
 
 
-def run(args, capsys):
-    code = cli.main(["calibrate", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_json_for_one_publisher_equals_the_module(capsys):
-    code, out, err = run(["--publisher", "LMSYS", "--json"], capsys)
-    assert code == 0 and not err
-    d = json.loads(out)
+    d = run_json(capsys, "calibrate", "--publisher", "LMSYS")
     sel = cal.select(ITEMS, publisher="LMSYS")
     c = cal.check(sel)
     f = cal.fit_check(c)
@@ -48,17 +38,14 @@ def test_json_for_one_publisher_equals_the_module(capsys):
 
 
 def test_model_alias_and_hardware_filters(capsys):
-    code, out, _ = run(["--model", "DeepSeek-R1", "--hardware", "gb200", "--json"], capsys)
-    assert code == 0
-    d = json.loads(out)
+    d = run_json(capsys, "calibrate", "--model", "DeepSeek-R1", "--hardware", "gb200")
     assert d["count"] == len(cal.select(ITEMS, model="deepseek-v3", hardware="gb200")) == 8
     assert {r["hardware"] for r in d["points"]} == {"gb200"} and {r["model"] for r in d["points"]} == {"deepseek-v3"}
 
 
 def test_one_measurement_leaves_an_efficiency_undetermined_and_says_so(capsys):
-    code, out, _ = run(["--measurement", "deepseek-h800-production", "--json"], capsys)
-    d = json.loads(out)
-    assert code == 0 and d["count"] == 1
+    d = run_json(capsys, "calibrate", "--measurement", "deepseek-h800-production")
+    assert d["count"] == 1
     # DeepSeek's point is memory-bound at the fit: BWU is pinned, MFU is not (reported at 1).
     assert d["bw_util_determined"] and not d["mfu_determined"] and d["mfu"] == pytest.approx(1.0)
     assert "MFU is not pinned down" in d["reason"]
@@ -66,16 +53,14 @@ def test_one_measurement_leaves_an_efficiency_undetermined_and_says_so(capsys):
 
 
 def test_readable_table(capsys):
-    code, out, _ = run(["--publisher", "DeepSeek"], capsys)
-    assert code == 0
+    out = run_text(capsys, "calibrate", "--publisher", "DeepSeek")
     assert "fitted compute MFU" in out and "fitted HBM bandwidth utilisation" in out
     assert "deepseek-h800-production" in out and "1,850" in out and "4,513" in out
 
 
 def test_all_measurements_fit_and_none_is_above_its_bound(capsys):
-    code, out, _ = run(["--json"], capsys)
-    d = json.loads(out)
-    assert code == 0 and d["count"] == len(ITEMS)
+    d = run_json(capsys, "calibrate")
+    assert d["count"] == len(ITEMS)
     assert all(0 < r["efficiency"] <= 1 for r in d["points"])
     assert 0.01 <= d["mfu"] <= 1 and 0.01 <= d["bw_util"] <= 1
     assert np.isfinite(d["rms_log10"])
@@ -91,15 +76,11 @@ def test_all_measurements_fit_and_none_is_above_its_bound(capsys):
     (["--bogus"], "unrecognized arguments"),
 ])
 def test_bad_input_exits_2_with_one_line(args, needle, capsys):
-    code, out, err = run(args, capsys)
-    assert code == 2 and not out
-    assert err.count("\n") == 1 and needle in err, err
+    line = run_error(capsys, "calibrate", *args)
+    assert needle in line, line
 
 
 def test_as_a_subprocess():
-    p = subprocess.run([sys.executable, "-m", "model", "calibrate", "--publisher", "Alibaba", "--json"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    p = module("calibrate", "--publisher", "Alibaba", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["points"][0]["key"] == "rtp-llm-deepseek-h800"
-    p = subprocess.run([sys.executable, "-m", "model", "calibrate", "--model", "nope"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and p.stderr.startswith("error: --model") and "Traceback" not in p.stderr
+    assert module_error("calibrate", "--model", "nope").startswith("error: --model")

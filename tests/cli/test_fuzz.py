@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from model import cli, presets
 from tests import ROOT
+from tests.cli.helpers import refuse_non_finite
 
 EXAMPLES = int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "4")) * 50
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
@@ -111,10 +112,6 @@ def command_lines(draw, files: list[str]) -> list[str]:
     return argv
 
 
-def _no_nan(token: str):
-    raise AssertionError(f"JSON holds {token}")
-
-
 def run_main(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()
@@ -139,7 +136,7 @@ def check(argv: list[str]) -> None:
     else:
         assert out.strip(), argv
         if "--json" in argv and argv[0] in SUBCOMMANDS:
-            json.loads(out, parse_constant=_no_nan)
+            json.loads(out, parse_constant=refuse_non_finite)
 
 
 def test_fuzzed_command_lines(files):

@@ -1,13 +1,12 @@
 """model/pricing.py: what API prices imply, against values derived by hand from the lecture (§2.4–2.7)."""
 
-import json
-
 import numpy as np
 import pytest
 
-from model import Deployment, System, cli, economics, presets, pricing
+from model import Deployment, System, economics, presets, pricing
 from model.presets import PriceOffer, Sourced
 from model.roofline import KVLayout
+from tests.cli.helpers import run_json
 
 # ---------------------------------------------------------------- §2.6 output / input → decode efficiency
 
@@ -50,10 +49,8 @@ def test_the_lectures_1667_bytes_per_token():
 
 def test_implied_kv_agrees_with_the_cli(capsys):
     # The README's command for the lecture's number, and the page's function with the same inputs.
-    code = cli.main(["kv-from-price", "--flops", "4.8e15", "--compute-dtype", "fp8", "--hbm-bw", "8e12",
-                     "--total-params", "1e12", "--active-params", "100e9", "--crossover-context", "200e3", "--json"])
-    out = json.loads(capsys.readouterr().out)
-    assert code == 0
+    out = run_json(capsys, "kv-from-price", "--flops", "4.8e15", "--compute-dtype", "fp8", "--hbm-bw", "8e12",
+                   "--total-params", "1e12", "--active-params", "100e9", "--crossover-context", "200e3")
     assert out["flops_per_byte"] == pytest.approx(600.0)
     assert out["kv_bytes_per_token"] == pytest.approx(float(pricing.implied_kv_bytes(100e9, 4.8e15 / 8e12, 200e3)))
     assert out["kv_bytes_per_token"] == pytest.approx(1666.667, rel=1e-6)
