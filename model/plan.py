@@ -57,9 +57,10 @@ Cost, with κ = price/3600 [$/chip-s]:
 Feasible = fits ∧ ttft ≤ ttft_s ∧ tpot ≤ tpot_s.
 
 Batches.  Per row (chip, layout, precision, mode): B_fit = (C·P·M − W) / (P·kv_stored(T_max)) and
-floor(B_fit · 2^(−k/8)), k = 0, 1, … (8 points per octave, down to 1), plus ⌊B_tpot⌋ and ⌊B_tpot⌋ − 1,
-B_tpot the largest batch meeting TPOT — closed form, as every step term is affine in B.  $/token
-falls as B grows, so a row's cheapest feasible batch is in its grid exactly.
+floor(B_fit · 2^(−k/8)), k = 0, 1, … (8 points per octave, down to 1; B_fit capped at 2^18), plus
+⌊B_tpot⌋ and ⌊B_tpot⌋ − 1, B_tpot the largest batch meeting TPOT — closed form, as every step term is
+affine in B.  $/request falls as B grows (t_step/B does), so a row's cheapest feasible batch is in its
+grid exactly.
 
 Throughput R (requests/s, or output tokens/s = R·E[O]); each replica at utilisation ≤ u:
   aggregated    capacity = P·B·a / (t_step·E[O]) requests/s;  replicas n = ⌈R / (u·capacity)⌉
@@ -192,6 +193,13 @@ class Plan:
       aggregated), and with a throughput replicas, prefill_replicas, chips_total, usd_per_hour.
     best, closest: an index into points, or None.  top, frontier, frontier_per_chip: index arrays
     (frontiers by tokens/s/user ascending).  `point(i)` gives one point as a plain dict.
+    Chips, stages and batches are int32; `context` is one value broadcast (read-only).
+
+    frontier: the points that fit and meet TTFT and that no other beats on both $/request (lower) and
+    tokens/s/user (higher) — the same set as against usd_per_mtok, $/request ÷ E[O]; the best point is
+    on it up to ties.  frontier_per_chip: likewise on tokens/s/chip and tokens/s/user (both higher).
+    top: the `top_n` cheapest feasible configurations, one per (chip, layout, precision, mode), each at
+    its cheapest batch, in ranking order.
     """
 
     points: dict[str, np.ndarray]
@@ -224,8 +232,7 @@ class Plan:
         for k, names in (("layout", LAYOUT_NAMES), ("weight_dtype", WEIGHT_DTYPES), ("kv_dtype", KV_DTYPES),
                          ("compute_dtype", COMPUTE_DTYPES), ("mode", MODES), ("bound", BOUNDS)):
             out[k] = names[out[k]]
-        for k in ("chips", "pipeline_stages", "batch", "decode_chips", "prefill_chips", "prefill_stages",
-                  "prefill_batch", "replicas", "prefill_replicas", "chips_total"):
+        for k in ("replicas", "prefill_replicas", "chips_total"):
             if k in out and math.isfinite(out[k]):
                 out[k] = int(out[k])
         return out
@@ -652,7 +659,7 @@ def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traf
         "hardware": g("hardware"), "chips": C, "pipeline_stages": P, "layout": g("layout"),
         "weight_dtype": g("weight_dtype"), "kv_dtype": g("kv_dtype"), "compute_dtype": g("compute_dtype"),
         "mode": g("mode"), "batch": B, "decode_chips": C * P, "prefill_chips": pf_chips,
-        "prefill_stages": g("pf_P"), "prefill_batch": g("pf_b"), "context": np.full(B.shape, tr.context),
+        "prefill_stages": g("pf_P"), "prefill_batch": g("pf_b"), "context": tr.context,
         "t_step_s": t_step, "t_comm_s": cm, "ttft_s": ttft, "tpot_s": tpot, "tokens_per_s_per_user": a / t_step,
         "tokens_per_s_per_chip": EO / chip_s, "decode_tokens_per_s_per_chip": P * B * a / t_step / (C * P),
         "usd_per_mtok_output": usd_out, "usd_per_mtok_input": usd_in, "usd_per_mtok": usd_req / EO * 1e6,
@@ -667,6 +674,9 @@ def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traf
         n_p = np.where(is_agg, 0.0, np.ceil(R / (u * g("pf_cap"))))
         total = n * C * P + n_p * pf_chips
         pts.update(replicas=n, prefill_replicas=n_p, chips_total=total, usd_per_hour=total * price)
+    for k in ("chips", "pipeline_stages", "batch", "decode_chips", "prefill_chips", "prefill_stages", "prefill_batch"):
+        pts[k] = pts[k].astype(np.int32)                          # whole numbers (batch ≤ MAX_BATCH)
+    pts["context"] = np.broadcast_to(tr.context, B.shape)        # one value for every point (read-only)
     pts["_row"] = r
     pts["_wbytes"], pts["_kvbytes"] = g("wbytes"), g("kvbytes")
     return pts

@@ -338,13 +338,10 @@ class ChunkedPrefill:
     def step_terms(self, batch: ArrayLike, chips: ArrayLike, flops: ArrayLike, hbm_bandwidth: ArrayLike,
                    mode: str = "lecture") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(matmul, attention, KV) time [s] the prompts add to a step of B sequences on C chips."""
-        b = np.asarray(batch, float)
-        cF = np.asarray(chips, float) * flops
-        attn = b * self.attn_flops / cF
-        mm = b * self.matmul_flops / cF
-        if mode == "lecture":
-            return mm + attn, np.zeros_like(attn), b * self.kv_write_bytes / (np.asarray(chips, float) * hbm_bandwidth)
-        return mm, attn, b * self.kv_write_bytes / (np.asarray(chips, float) * hbm_bandwidth)
+        b, c = np.asarray(batch, float), np.asarray(chips, float)
+        mm, attn = b * self.matmul_flops / (c * flops), b * self.attn_flops / (c * flops)
+        kv = b * self.kv_write_bytes / (c * hbm_bandwidth)
+        return (mm + attn, np.zeros_like(attn), kv) if mode == "lecture" else (mm, attn, kv)
 
 
 def chunked_prefill(system: System, input_tokens: ArrayLike, output_tokens: ArrayLike,
@@ -360,7 +357,7 @@ def chunked_prefill(system: System, input_tokens: ArrayLike, output_tokens: Arra
     if np.any(~np.isfinite(s)) or np.any(s <= 0):
         raise ValueError("shares must be finite numbers > 0")
     kv = system.kv
-    per_step = system.deployment.tokens_per_step / float(np.sum(s * O))    # prompts started per sequence per step, ÷ Σs
+    per_step = system.deployment.tokens_per_step / float(np.sum(s * O))    # a / Σ sᵢ·Oᵢ
     x = per_step * float(np.sum(s * I))
     return ChunkedPrefill(x, 2.0 * system.model.active_params * x,
                           per_step * float(np.sum(s * prefill_attention_flops(kv, I))),
