@@ -1,4 +1,4 @@
-"""Checks for figures built without plotly's run-time validation (ui/plot.Spec)."""
+"""Checks for figures built without plotly's run-time validation (ui/figures/plot.Spec), and readers of them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,11 @@ def key_paths(d, path=()) -> set[tuple]:
         for i, v in enumerate(d):
             out |= key_paths(v, (*path, i))
     return out
+
+
+def vline_xs(fig: go.Figure) -> list[float]:
+    """x of every vertical line shape, in drawing order (a vrect of the bound shading has x0 != x1)."""
+    return [s.x0 for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
 
 
 def validate(fig: go.Figure) -> None:

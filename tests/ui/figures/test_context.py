@@ -6,7 +6,7 @@ Every figure is re-validated with plotly's full validation (`tests.ui.figures.ch
 import numpy as np
 import pytest
 
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import context as fig_context
 from ui.figures.context import Curve, Series, label_positions
 
@@ -32,8 +32,7 @@ def test_cost_vs_context_curves_floors_marks_and_shading():
                      "current T (dense)"]
     assert fig.data[1].line.width == 4 and fig.data[2].line.dash == "dash" and fig.data[0].line.dash == "dot"
     # a crossover inside the range is drawn as a vertical line; one outside is not
-    vlines = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
-    assert [s.x0 for s in vlines] == [1459.6]
+    assert vline_xs(fig) == [1459.6]
     rects = [(s.x0, s.x1) for s in fig.layout.shapes if s.type == "rect"]
     assert (100e3, 200e3) in rects                       # the 100–200k band
     assert (20_000.0, 1e8) in rects                      # does not fit from 20k to the end
@@ -120,7 +119,7 @@ def test_crossover_vs_fraction():
     assert [t.y[0] for t in now] == [14_596.0, 1.65e6] and all(t.x[0] == 0.1 for t in now)
     hl = sorted(s.y0 for s in fig.layout.shapes if s.type == "line" and s.y0 == s.y1)
     assert hl == [13.3e6, 100e6]                               # the infinite √T line is left out
-    assert any(s.type == "line" and s.x0 == s.x1 == 0.1 for s in fig.layout.shapes)
+    assert 0.1 in vline_xs(fig)
     assert fig.layout.yaxis.range[1] >= np.log10(165e3 / 0.001)
 
 

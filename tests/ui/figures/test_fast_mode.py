@@ -8,7 +8,7 @@ import pytest
 
 from model import decode_step, system_balance_batch
 from model.economics import fast_mode_batches
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import fast_mode as ffm
 from ui.figures import plot
 from ui.figures.plot import NARROW_META
@@ -124,7 +124,7 @@ def test_without_points_reference_or_bstar():
     bound = np.array(["weights"] * grid.size)
     fig = ffm.fast_mode_curves(grid, lat, usd, fits, bound, [], 0.02, None, float("inf"))
     assert [t.name for t in fig.data] == ["roofline", "roofline"]     # no 'does not fit', no points
-    assert not any(s.type == "line" and s.x0 == s.x1 for s in fig.layout.shapes)   # no B* line (infinite)
+    assert not vline_xs(fig)                                            # no B* line (infinite)
     assert not any("slow-mode" in (a.text or "") for a in fig.layout.annotations)
 
 

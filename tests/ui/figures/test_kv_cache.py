@@ -1,10 +1,9 @@
 """The KV-cache page's figure builders, without Streamlit: traces, markers, heatmap categories, bars."""
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import kv_cache as fig_kv
 from ui.figures.batch import BOUND_COLORS, BOUND_LABELS
 from ui.figures.plot import Spec
@@ -19,15 +18,10 @@ def _cost_fig(markers, tier=None, fits=None):
     return fig_kv.cost_vs_context(CTX, usd, fits, bound, markers=markers, t_now=8192.0, usd_now=1.6, tier=tier)
 
 
-def _vline_xs(fig: go.Figure) -> list[float]:
-    """x of every vertical line shape (vrects from the bound shading have x0 != x1)."""
-    return [s.x0 for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
-
-
 def test_cost_vs_context_markers_at_their_contexts_and_off_range_ones_left_out():
     fig = _cost_fig([("KV = weights", 6733.0, "orange"), ("KV = compute", 1459.0, "black"),
                      ("beyond", 9e7, "red"), ("never", np.inf, "red")])
-    assert sorted(_vline_xs(fig)) == pytest.approx([1459.0, 6733.0])
+    assert sorted(vline_xs(fig)) == pytest.approx([1459.0, 6733.0])
     texts = [a.text for a in fig.layout.annotations]
     assert "KV = weights" in texts and "KV = compute" in texts and "beyond" not in texts
     # The labels are staggered (different heights), so they do not overlap.
@@ -58,10 +52,10 @@ def test_cost_vs_context_tier_overlay_is_a_price_step_at_the_threshold():
     step = next(t for t in fig.data if t.name == "Gemini 2.5 Pro (list price)")
     assert list(step.x) == pytest.approx([128, 200e3, 200e3, 1e7])
     assert list(step.y) == [10.0, 10.0, 15.0, 15.0]
-    assert 200e3 in _vline_xs(fig)
+    assert 200e3 in vline_xs(fig)
     # A tier without long-context prices still gets its threshold line, but no step.
     fig = _cost_fig([], tier=fig_kv.Tier("x", 200e3))
-    assert 200e3 in _vline_xs(fig) and not any("list price" in (t.name or "") for t in fig.data)
+    assert 200e3 in vline_xs(fig) and not any("list price" in (t.name or "") for t in fig.data)
 
 
 def _map(fits=None):
@@ -93,7 +87,7 @@ def test_bound_map_categories_colours_and_lines():
     line = next(t for t in fig.data if t.name == "KV fetch = weight fetch")
     # Only crossovers inside the context range are drawn (2e6 and inf are not).
     assert list(line.x) == [3e5, 4e4] and list(line.y) == [8.0, 64.0]
-    assert 2e3 in _vline_xs(fig)
+    assert 2e3 in vline_xs(fig)
     # The current (T, B): a dot shape at its fraction of each axis's explicit log range, in domain
     # units (plotly clips no domain-anchored shape, so it stays whole on the map's edge), so a batch
     # move redraws the dot, not the maps.  T = 8192 = 2^13 on 1e3…1e6: (13·log10 2 − 3) / 3;
@@ -156,7 +150,7 @@ def test_kv_bars_sorted_coloured_and_highlighted():
     assert ticks["Llama 3.1 70B"] == '<span style="color:#D62728"><b>Llama 3.1 70B ▶</b></span>'
     assert ticks["DeepSeek-V3"] == "DeepSeek-V3"
     # Reference line at 3.386 kB, named in the legend.
-    assert 3.386 in [pytest.approx(x) for x in _vline_xs(fig)]
+    assert 3.386 in [pytest.approx(x) for x in vline_xs(fig)]
     assert any(t.name == "tier implies 3,386 B" for t in fig.data)
     assert fig.layout.xaxis.type == "log" and "kB" in fig.layout.xaxis.title.text
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.app.helpers import dot
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import memory_tiers as fig_tiers
 
 T = np.geomspace(1e-3, 1e7, 101)                       # 1 ms … 116 days, 10 points per decade
@@ -53,8 +53,7 @@ def test_cost_vs_hold_lines_envelope_and_shading():
     assert rects[0].x0 == pytest.approx(T[0]) and rects[-1].x1 == pytest.approx(T[-1])
     assert all(r1.x0 == pytest.approx(r0.x1) for r0, r1 in itertools.pairwise(rects))
     # The TTLs as vertical lines with labels; the current point.
-    vl = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
-    assert sorted(s.x0 for s in vl) == [300.0, 3600.0]
+    assert sorted(vline_xs(fig)) == [300.0, 3600.0]
     assert {"5-min TTL", "1-h TTL"} <= {a.text for a in fig.layout.annotations}
     assert next(t for t in fig.data if t.name.startswith("now")).name == "now: B at 5 min"
     x_now, y_now = dot(fig.to_dict(), "now")        # a shape (Spec.now_point), read back through the ranges

@@ -5,14 +5,10 @@ import plotly.graph_objects as go
 import pytest
 
 from model import cluster, decode_step
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import batch as figures
 from ui.figures import moe as fig_moe
 from ui.figures.plot import COUNT_DECADES
-
-
-def _vlines(fig: go.Figure) -> list[float]:
-    return [s.x0 for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
 
 
 def _names(fig: go.Figure) -> list[str]:
@@ -41,7 +37,7 @@ def _comm_fig(system, fits=None):
 def test_comm_vs_gpus_validates_and_marks_the_domain_edge(dsv3_lecture):
     g, at, r, fig = _comm_fig(dsv3_lecture)
     validate(fig)
-    assert 72 in _vlines(fig)                                      # the scale-up domain's edge
+    assert 72 in vline_xs(fig)                                      # the scale-up domain's edge
     band = [s for s in fig.layout.shapes if s.type == "rect" and s.x0 == 72]
     assert band and band[0].x1 == g[-1]                            # shaded past the domain
     texts = " ".join(a.text for a in fig.layout.annotations)
@@ -102,7 +98,7 @@ def test_experts_touched_vs_batch(dsv3_lecture):
     assert np.asarray(busiest.y) == pytest.approx(100 * bz / 4)
     assert np.asarray(whole.customdata) == pytest.approx(d)                 # counts in the hover
     assert np.all(np.asarray(busiest.y) >= np.asarray(whole.y) - 1e-9)      # the busiest GPU saturates first
-    assert 32 in _vlines(fig)
+    assert 32 in vline_xs(fig)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "linear"
     assert "%" in fig.layout.yaxis.title.text and "batch B" in fig.layout.xaxis.title.text
     now = fig.data[-1]
@@ -113,7 +109,7 @@ def test_experts_touched_leaves_out_an_off_range_even_batch():
     b = np.geomspace(1, 100, 10)
     fig = fig_moe.experts_touched_vs_batch(b, np.ones(10), 8, np.ones(10), 1, b_now=10, b_even=1e6)
     validate(fig)
-    assert _vlines(fig) == []
+    assert vline_xs(fig) == []
 
 
 def test_weight_bytes_vs_batch(dsv3_lecture):
@@ -151,7 +147,7 @@ def test_tp_vs_gpus(sys70):
                          "step with the all-reduce"]
     ar = np.asarray(fig.data[1].y, float)
     assert np.isnan(ar[0]) and np.all(np.diff(ar[1:]) > 0)          # no all-reduce on one GPU; grows with G
-    assert 8 in _vlines(fig)
+    assert 8 in vline_xs(fig)
     assert "[ms]" in fig.layout.yaxis.title.text and "G (chips)" in fig.layout.xaxis.title.text
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from model import pricing
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import prices as fig_prices
 
 LABELS = ["Gemini 2.5 Pro · 2026-03", "Claude Opus 4.6 · 2026-04", "DeepSeek-V3.2 · 2026-04"]
@@ -96,8 +96,7 @@ def test_context_cost_curves_steps_and_threshold():
     step = fig.data[2]
     assert step.line.shape == "hv" and step.y[0] == 1.0 and step.y[-1] == 2.0
     assert fig.data[4].x[0] == pytest.approx(t_arch)
-    vl = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
-    assert [s.x0 for s in vl] == [200e3]
+    assert vline_xs(fig) == [200e3]
     assert any("200,000" in a.text for a in fig.layout.annotations)
     assert fig.layout.xaxis.type == "log" and "[tokens]" in fig.layout.xaxis.title.text
     assert fig.layout.yaxis.type == "log" and "[×]" in fig.layout.yaxis.title.text

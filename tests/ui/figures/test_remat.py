@@ -4,7 +4,7 @@ depth, and the memory/time bars.  Every figure is re-validated with plotly's ful
 import numpy as np
 
 from model import remat
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import remat as fig_remat
 from ui.figures.remat import STRATEGY_COLORS, Line
 
@@ -52,7 +52,7 @@ def test_memory_vs_depth_lines_current_depth_and_hbm():
     marks = [t for t in fig.data if t.mode == "markers"]
     assert [t.y[0] for t in marks] == [float(v) for v in now.by_key().values()]
     assert all(t.x[0] == 80.0 for t in marks)
-    assert any(s.type == "line" and s.x0 == s.x1 == 80.0 for s in fig.layout.shapes)
+    assert 80.0 in vline_xs(fig)
     assert any(s.type == "line" and s.y0 == s.y1 == 80.0 for s in fig.layout.shapes)     # HBM 80 GB
     assert "[GB]" in fig.layout.yaxis.title.text and fig.layout.xaxis.type == "linear"
     assert fig.layout.yaxis.range[1] >= max(float(m.store_all.max()), 80.0)
@@ -80,5 +80,5 @@ def test_trade_bars_two_panels():
     assert fig.layout.xaxis.domain[1] < fig.layout.xaxis2.domain[0]           # side by side
     assert "[GB]" in fig.layout.xaxis.title.text and "[s]" in fig.layout.xaxis2.title.text
     assert fig.layout.xaxis2.range[1] >= 4 * t_fwd                             # the longest step fits
-    assert any(s.type == "line" and s.x0 == s.x1 == 80.0 for s in fig.layout.shapes)
+    assert 80.0 in vline_xs(fig)
     assert list(bars[0].marker.color) == [STRATEGY_COLORS[k] for k in keys]

@@ -9,7 +9,7 @@ import pytest
 
 from model import Deployment, Precision, System, decode_step
 from model.cluster import largest_model_params
-from tests.ui.figures.checks import validate
+from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import scale_up as fig_scaleup
 from ui.figures.batch import GREY, NOW_MARKER
 from ui.figures.scale_up import Line, Panel
@@ -35,8 +35,7 @@ def test_sweep_lines_fit_split_marks_and_current_point():
     assert grey.line.color == GREY and grey.line.dash == "dash" and np.allclose(grey.y[:4], step[:4])
     assert fig.data[3].marker.color == NOW_MARKER["color"] and list(fig.data[3].x) == [8.0]
     # One dotted line per mark, labelled above the plot in alternating rows; the chip's own domain in colour.
-    vls = [s for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1]
-    assert sorted(s.x0 for s in vls) == [8.0, 72.0, 144.0, 576.0]
+    assert sorted(vline_xs(fig)) == [8.0, 72.0, 144.0, 576.0]
     labels = {a.text: a for a in fig.layout.annotations}
     assert labels["Hopper 8 (this chip)"].font.color == fig_scaleup.DOMAIN_COLOR
     assert labels["Blackwell 72"].yshift != labels["Rubin Ultra 144"].yshift   # neighbours on different rows
