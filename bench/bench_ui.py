@@ -1,12 +1,12 @@
 """Benchmark: how fast do the charts follow a dial, in a real headless Chromium, on every page?
 
-    python bench/bench_ui.py                          # every page in app.py; ~10 min on 2 quiet cores
+    python bench/bench_ui.py                          # every page; ~10 min on 2 quiet cores
     python bench/bench_ui.py --moves 40 --rounds 4    # more moves per page
     python bench/bench_ui.py --pages / /kv-cache      # some pages only
     python bench/bench_ui.py --moves 2 --rounds 1     # a sanity run
 
-Prints, in one run, for every page of app.py (the `url_path`s of its st.Page list; the default page
-is "/") and for the stock baseline app (bench/minimal_app.py: one sidebar select_slider, one
+Prints, in one run, for every page (views/__init__.py's list; the default page also as
+"/") and for the stock baseline app (bench/minimal_app.py: one sidebar select_slider, one
 st.plotly_chart, served from a temp dir with no .streamlit/config.toml, i.e. stock settings):
   * keypress → FIRST chart change: the first DOM mutation inside any `.js-plotly-plot` in stMain
     (a MutationObserver; the app's in-place chart element and st.plotly_chart both draw into the
@@ -41,7 +41,6 @@ import contextlib
 import math
 import os
 import platform
-import re
 import sys
 import tempfile
 import time
@@ -77,16 +76,12 @@ CPU_TARGET_PAGES = ("/", "/fast-mode", "/kv-cache")   # issue 12: ≤ 30 ms per 
 MINIMAL_APP = (Path(__file__).resolve().parent / "minimal_app.py").read_text(encoding="utf-8")
 
 
-def app_pages(app_py: Path = ROOT / "app.py") -> list[str]:
-    """The URL path of every st.Page in app.py, in its order; the default page is "/"."""
-    out = []
-    for m in re.finditer(r"st\.Page\((?P<args>[^)]*)\)", app_py.read_text(encoding="utf-8")):
-        args = m.group("args")
-        path = re.search(r"url_path\s*=\s*[\"']([^\"']+)[\"']", args)
-        if path is None:
-            continue
-        out.append("/" if re.search(r"default\s*=\s*True", args) else "/" + path.group(1))
-    return out
+def app_pages() -> list[str]:
+    """The URL path of every page (views/__init__.py), in navigation order, after "/" (the default page
+    as a first visit opens it)."""
+    import views
+
+    return ["/"] + ["/" + p.name for p in views.PAGES]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -250,7 +245,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--moves", type=int, default=24, help="measured moves per page (default 24)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds the moves are split into")
-    ap.add_argument("--pages", nargs="*", help="URL paths to measure (default: every page in app.py)")
+    ap.add_argument("--pages", nargs="*", help="URL paths to measure (default: every page)")
     ap.add_argument("--dial", action="append", default=[], metavar="PATH=LABEL",
                     help="also time page PATH with the dial labelled LABEL (page sliders first, then the "
                          "sidebar's), in the same rounds: e.g. /prices=d_head, a dial further down a page")
