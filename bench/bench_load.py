@@ -25,11 +25,11 @@ one before), and the server's RSS: at the start (after one warm-up session has v
 its peak during each wave and after each wave's sessions closed and were dropped (the servers run with
 `--server.disconnectedSessionTTL` = --ttl, default 2 s, so closed sessions are freed promptly instead of
 after the default 120 s).  Growth per session = (RSS after the last wave − after the first) / the
-sessions run in between: a leak shows there.  Targets (issue 8): 0 errors, app p95 ≤ 1.5 × minimal
+sessions run in between: a leak shows there.  Targets: 0 errors, app p95 ≤ 1.5 × minimal
 p95, memory flat.  Nothing asserts on time; targets print as PASS/MISS.  Bounded: ≤ 100 sessions,
 ≤ 600 s per wave, ≤ 4 waves, ≤ 16 replicas, localhost only.
 
---replicas N (issue 12): the app only, through haproxy as deploy/serve.py runs it, first with one
+--replicas N: the app only, through haproxy as deploy/serve.py runs it, first with one
 replica, then with N (40 sessions by default); target: N = 2 replicas' slider p95 ≤ half of one
 replica's.  --kill-one adds a wave through the N replicas in which one is killed half-way: printed are
 how long haproxy took to mark it DOWN against the bound its health checks imply, the connections it

@@ -30,7 +30,7 @@ view: the first chart the dial drives is scrolled fully into view (as little as 
 at its top if that chart is in view there), as one looks at a chart while moving its dial.
 Moves are measured in rounds that interleave the pages and the baseline, so background load on a
 shared machine lands on all alike; after each move the bench waits for the run to end and for the
-charts to settle, then 300 ms more.  Targets (issue 12) are printed as PASS/MISS; nothing asserts
+charts to settle, then 300 ms more.  Targets (docs/performance.md) are printed as PASS/MISS; nothing asserts
 on time.  Uses Debian's /usr/bin/chromium; never downloads a browser.
 """
 
@@ -70,7 +70,7 @@ QUIET_MS = 300
 MOVE_TIMEOUT_MS = 5_000
 MAX_MAIN_DIALS = 4                      # page dials tried before the sidebar's
 TARGETS = {"last_ratio": 1.5, "last_p95_ms": 300.0, "cpu_ms": 30.0, "cold_s": 5.0}
-CPU_TARGET_PAGES = ("/", "/fast-mode", "/kv-cache")   # issue 12: ≤ 30 ms per rerun on these
+CPU_TARGET_PAGES = ("/", "/fast-mode", "/kv-cache")   # target: ≤ 30 ms per rerun on these
 
 # The baseline app (bench/minimal_app.py), written to a temp dir and served next to the app.
 MINIMAL_APP = (Path(__file__).resolve().parent / "minimal_app.py").read_text(encoding="utf-8")
@@ -346,7 +346,7 @@ def main() -> int:
     print(f"cold start (streamlit run → first chart visible): app {app_cold:.2f} s "
           f"(health ok at {app_health:.2f} s); minimal app {min_cold:.2f} s (health ok at {min_health:.2f} s)\n")
 
-    print("targets (issue 12):")
+    print("targets:")
     for r in rows[:len(live)]:
         t = r["t"]
         print(f"  {verdict(r['l_ratio'] <= TARGETS['last_ratio'])}  {t.name:<14} last p50 {r['l50']:.0f} ms ≤ "

@@ -1,7 +1,7 @@
 """The benchmarks' baseline: one sidebar select_slider (the app's batch options) and Plotly lines.
 
 bench_ui.py and bench_load.py run this next to the app, in the same run, and report ratios to it.  By
-default it draws one st.plotly_chart (the baseline issue 12's targets are stated against);
+default it draws one st.plotly_chart (the baseline the UI targets are stated against);
 `?charts=N` (1-8) draws N of them, each changing with the slider, so bench_ui.py can also show what
 stock Streamlit takes to redraw as many charts as a page redraws per move.
 """

@@ -120,7 +120,7 @@ def test_equation_shows_todays_numbers():
 
 
 def test_below_ideal_efficiency_draws_the_ideal_curve_too():
-    """Issue 7: with a fitted (or chosen) efficiency, the realistic and the ideal curves show together."""
+    """With a fitted (or chosen) efficiency, the realistic and the ideal curves show together."""
     at = app({"mfu": "0.5", "bwu": "0.25", "c": "8"})
     assert_clean(at)
     lat = charts(at)[0]
@@ -202,7 +202,7 @@ def test_step_equation_per_phase_mode_adds_up():
 
 
 def test_sidebar_efficiency_and_export_dials_are_lazy_and_keep_their_values():
-    """The sidebar's Efficiency and Export expanders draw their dials only while open (issue 12: three
+    """The sidebar's Efficiency and Export expanders draw their dials only while open (three
     widgets fewer to redraw per sidebar move).  Closed, the values from the link still feed the page and
     stay in the URL; set while open, they survive the expander closing and later moves."""
     from ui.state.view import EFFICIENCY_OPEN_KEY, EXPORT_OPEN_KEY

@@ -239,7 +239,7 @@ def test_widgets_write_the_url_and_the_link_reopens_the_same_page():
 def test_editors_are_lazy_and_keep_their_values_while_closed():
     """A pinned config's editors sit in a lazy expander ("Change config i"): drawn only while open. A config
     from the link starts closed, one just switched on starts open; closing keeps its values, and a sidebar
-    move with it closed still draws that config (issue 12: eleven widgets fewer to redraw per move)."""
+    move with it closed still draws that config (eleven widgets fewer to redraw per move)."""
     at = cmp_app({"cmp_2": LECTURE})
     card = [w.key for w in at.selectbox if w.key.startswith("cmp2_")]
     assert card == [] and at.session_state["cmp2_edit"] is False

@@ -120,7 +120,7 @@ def test_malformed_uploads_name_the_problem(data, says):
     assert says in " ".join(t.value for t in at.text), [t.value for t in at.text]
 
 
-# ---------------------------------------------------------------- a user's file without sources (issue 14)
+# ---------------------------------------------------------------- a user's file without sources
 
 BARE_CHIP = {"flops_bf16_per_s": 2e15, "hbm_bytes": 1.9e11, "hbm_bandwidth_bytes_per_s": 8e12,
              "price_usd_per_hour": 4.0, "scaleup_domain_chips": 72}       # no source, no date anywhere

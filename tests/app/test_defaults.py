@@ -1,4 +1,4 @@
-"""The first screen (issue 13): the lecture's story at the defaults, the lecture's round numbers in one
+"""The first screen: the lecture's story at the defaults, the lecture's round numbers in one
 click, sparsity as a slider, and links made under the old defaults still showing what they showed.
 
 Expected values are worked from the preset figures by hand, not read back from the page's code:

@@ -187,7 +187,7 @@ def test_weights_that_do_not_fit_are_said():
 
 
 def test_below_ideal_efficiency_draws_the_ideal_cost_curve_too():
-    """Issue 7: a fitted efficiency shows the realistic and the ideal cost against context together."""
+    """A fitted efficiency shows the realistic and the ideal cost against context together."""
     import numpy as np
 
     from model import System, decode_step

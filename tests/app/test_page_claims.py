@@ -1,4 +1,4 @@
-"""Every page's sentences that state a number or a trend, held to the model (issue 14).
+"""Every page's sentences that state a number or a trend, held to the model.
 
 Each test runs a page (AppTest) at two or three sidebar systems given explicitly in the URL — never the
 app's default, which will change — reads the rendered text (markdown, captions, notices) and checks each

@@ -1,4 +1,4 @@
-"""AppTest: the Reality-check page's upload of a user's own measured points (issue 14 item 7) — the
+"""AppTest: the Reality-check page's upload of a user's own measured points — the
 same parser as `calibrate --measurements` (model.calibrate.load_user_measurements), the same fit and
 chart, one plain-text message per problem, and the page keeps working after a bad file."""
 

@@ -1,4 +1,4 @@
-"""The page body is a fragment (issue 12), nested in the shell fragment that draws the sidebar dials:
+"""The page body is a fragment, nested in the shell fragment that draws the sidebar dials:
 a page's own dial reruns only the page, a sidebar dial reruns the shell (dials and page) but not
 app.py — and either way the URL and the share box follow.
 

@@ -1,4 +1,4 @@
-"""Every page answers on its own path on a fresh server (issue 13): `/batch` used to open a "Page not
+"""Every page answers on its own path on a fresh server: `/batch` used to open a "Page not
 found" dialog because Streamlit serves its default page only at `/`.  `/` now forwards to `/batch`
 with the link's parameters, and the share box names the page's own path.
 """

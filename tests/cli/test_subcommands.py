@@ -461,7 +461,7 @@ def test_subprocess_json_round_trip():
     assert json.loads(p.stdout)["kv_bytes_per_token"] == pytest.approx(1666.6667, rel=1e-7)
 
 
-# ---------------------------------------------------------------- layout and pipeline (issue 4)
+# ---------------------------------------------------------------- layout and pipeline
 
 def test_layout_deepseek_on_a_gb200_rack(capsys):
     d = run_json(capsys, "layout", "--hardware", "gb200", "--model", "deepseek-v3", "--chips", "64",

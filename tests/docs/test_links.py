@@ -84,3 +84,20 @@ def test_readme_stays_short_and_opens_with_the_two_commands():
     assert len(text.splitlines()) <= 220
     first = text[: text.index("\n## ", 1) if "\n## " in text else len(text)]
     assert "streamlit run app.py" in first and "bash scripts/test" in first
+
+
+# How the project was developed stays out of the product: no working-session numbers, no tracker issue
+# numbers (the tracker is not in the repository; CHANGELOG.md may name what changed, not where it was asked).
+HISTORY = re.compile(r"\b[Ss]ession \d+\b|\b[Ii]ssue \d+\b")
+EXTERNAL = re.compile(r"https?://\S+|SGLang issue \d+")     # an external project's public issue is a source
+
+
+def test_no_development_history_in_code_or_docs():
+    found = []
+    for f in CODE + DOCS:
+        rel = f.relative_to(ROOT)
+        if rel.parts[:2] == ("tests", "docs"):
+            continue
+        text = EXTERNAL.sub("", f.read_text(encoding="utf-8", errors="replace"))
+        found += [f"{rel}: {m.group(0)}" for m in HISTORY.finditer(text)]
+    assert found == []

@@ -1,4 +1,4 @@
-"""A user's own measured points for `calibrate` (issue 14 item 7): CSV or YAML in the
+"""A user's own measured points for `calibrate`: CSV or YAML in the
 measurements.yaml schema, through `python -m model calibrate --measurements FILE` and the parser the
 Reality-check page's upload uses (model.calibrate.load_user_measurements) — the same fit, and one
 message per problem naming the row and the field.

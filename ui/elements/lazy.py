@@ -1,4 +1,4 @@
-"""A lazy expander: what it holds is drawn only while it is open (issue 12).
+"""A lazy expander: what it holds is drawn only while it is open.
 
 Streamlit 1.67's `st.expander(key=..., on_change="rerun")` is a widget: opening or closing it reruns
 the fragment it sits in, and `.open` says which.  Widgets out of sight then cost nothing on a move of
