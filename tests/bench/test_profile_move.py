@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.profile_move import js_summary, spy_summary, trace_summary
-from tests.browser.helpers import ROOT
+from tests import ROOT
 
 
 def test_js_summary_self_time_per_move_by_script():

@@ -1,5 +1,5 @@
-"""Custom chips and models: the compact URL form (ui/state/custom.py), the sidebar using it, the editor and
-uploads on the Custom page (views/custom.py)."""
+"""Custom chips and models in the URL: the compact form (ui/state/custom.py) — only what differs from the preset,
+read back exactly, a bad text named.  The sidebar and the Custom page using it: tests/app/test_custom.py."""
 
 from __future__ import annotations
 
@@ -72,10 +72,6 @@ def test_round_trip(changes):
     assert base == "h100"
     for k, v in changes.items():
         if k == "name":
-            assert back.name == (custom._clean_name(v) if custom._clean_name(v) != H100.name else H100.name)
+            assert back.name == custom._clean_name(v)            # the name as the editor cleans it
         else:
             assert getattr(back, k) == pytest.approx(v, rel=1e-5)
-
-
-# ---------------------------------------------------------------- the sidebar and every page
-

@@ -1,4 +1,4 @@
-"""Bad URLs, fuzzed: every page of tests/apptest_helpers.PAGES, through AppTest.
+"""Bad URLs, fuzzed: every page of tests/app/helpers.PAGES, through AppTest.
 
 Query strings mix the page's own dials and the sidebar's with other pages' keys and unknown ones;
 values are garbage, NaN, ±inf, negative, huge, empty, unicode, markup, very long, repeated — and
