@@ -1,7 +1,7 @@
 """Real-browser helpers: a Streamlit server subprocess, Debian's Chromium via Playwright, waits.
 
-Used by tests/browser/test_pages.py (pytest fixtures at the bottom, imported there explicitly) and by
-bench/bench_ui.py (plain context managers, no pytest needed).
+Used by the browser tests (the pytest fixtures at the bottom, made theirs by tests/browser/conftest.py) and by
+bench/bench_ui.py, bench/bench_load.py and bench/profile_move.py (plain context managers, no pytest needed).
 
 Facts this relies on (docs/design.md "Streamlit facts the app relies on"):
   * `GET /_stcore/health` answers `ok` once the server is up;
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -31,6 +32,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tests import ROOT
 
@@ -273,8 +275,66 @@ def page_problems(page) -> list[str]:
     return out
 
 
+def assert_page_clean(page, what: str) -> None:
+    """No exception box and no traceback on screen (`what` names the step in the failure)."""
+    problems = page_problems(page)
+    assert not problems, f"{what}: " + "; ".join(problems)
+
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+# Opening a deep link (/kv-cache) Streamlit's frontend first probes the path as a base URL
+# (/kv-cache/_stcore/health and /host-config → 404, logged as console errors), then uses "/": its own
+# behaviour, not an error of the app.
+BASE_PROBE = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
+
+
+class Watch:
+    """Console errors, uncaught page errors and every requested URL of one page."""
+
+    def __init__(self, page):
+        self.errors: list[str] = []
+        self.urls: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on("request", lambda r: self.urls.append(r.url))
+
+    def _console(self, m) -> None:
+        where = (m.location or {}).get("url", "")
+        if m.type == "error" and not BASE_PROBE.match(where):
+            self.errors.append(f"console.{m.type}: {m.text} ({where})")
+
+    def foreign(self) -> list[str]:
+        return [u for u in self.urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+                and urlsplit(u).hostname not in LOCAL_HOSTS]
+
+    def assert_clean(self, page, what: str) -> None:
+        assert not self.errors, f"{what}: " + "; ".join(self.errors[:5])
+        assert not self.foreign(), f"{what}: requests off this machine: {self.foreign()[:5]}"
+        assert_page_clean(page, what)
+
+
+def page_headings() -> dict[str, str]:
+    """Each page's path and the start of its heading, from the one list of pages (views/__init__.py): the
+    navigation is a top bar of section menus, so the page shown is checked by its heading.  The default page
+    opens at `/`; the walkthrough's heading is its first step's title.  (Imported here, not at the top: the
+    benchmarks import this module without needing the pages.)"""
+    import views
+    from ui.present.walkthrough import STEPS
+
+    out = {("/" if p.name == views.DEFAULT else "/" + p.name): p.heading for p in views.PAGES}
+    out["/walkthrough"] = f"1. {STEPS[0].title}"
+    return out
+
+
+def chartless_paths() -> set[str]:
+    """The paths of the pages that draw no chart (an editor: inputs, downloads)."""
+    import views
+
+    return {"/" + p.name for p in views.PAGES if not p.charts}
+
+
 # ---------------------------------------------------------------- pytest fixtures
-# Imported explicitly by tests/browser/test_pages.py.  Session-scoped, so each xdist worker starts one
+# Imported by tests/browser/conftest.py.  Session-scoped, so each xdist worker starts one
 # server (on its own free port) and one browser.
 
 try:

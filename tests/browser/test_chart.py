@@ -12,18 +12,16 @@ free of errors, and every request goes to the app's own server (plotly.js includ
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.helpers import (
     VIEWPORT,
+    Watch,
     arm_plot_observer,
     open_app,
-    page_problems,
     press_and_time,
     slider_thumb,
     streamlit_server,
@@ -33,11 +31,6 @@ from ui.state import dials
 
 pytestmark = pytest.mark.browser
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-# Opening a deep link (/kv-cache) Streamlit's frontend first probes the path as a base URL
-# (/kv-cache/_stcore/health and /host-config → 404, logged as console errors), then uses "/": its own
-# behaviour, not an error of the app.
-BASE_PROBE = re.compile(r"^https?://[^/]+/[^_][^/]*/_stcore/(health|host-config)$")
 PLOTS_CSS = ".js-plotly-plot"
 PLOTS = f"[...document.querySelectorAll('{PLOTS_CSS}')]"
 # Every figure handed to the element has been drawn (window.__liveChart is kept by ui/elements/live_chart/index.js),
@@ -47,32 +40,6 @@ SETTLED_JS = ("() => !!window.__liveChart && window.__liveChart.started > 0"
               " && window.__liveChart.drawn >= window.__liveChart.started"
               " && [...document.querySelectorAll('[data-testid=stLiveTex]')].every(e => e.querySelector('.katex'))")
 FITS_JS = f"{PLOTS}.every(g => Math.abs(g._fullLayout.width - g.parentElement.clientWidth) <= 1)"
-
-
-class Watch:
-    """Console errors, uncaught page errors and every requested URL of one page."""
-
-    def __init__(self, page):
-        self.errors: list[str] = []
-        self.urls: list[str] = []
-        page.on("console", self._console)
-        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        page.on("request", lambda r: self.urls.append(r.url))
-
-    def _console(self, m) -> None:
-        where = (m.location or {}).get("url", "")
-        if m.type == "error" and not BASE_PROBE.match(where):
-            self.errors.append(f"console.{m.type}: {m.text} ({where})")
-
-    def foreign(self) -> list[str]:
-        return [u for u in self.urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")
-                and urlsplit(u).hostname not in LOCAL_HOSTS]
-
-    def assert_clean(self, page, what: str) -> None:
-        assert not self.errors, f"{what}: " + "; ".join(self.errors[:5])
-        assert not self.foreign(), f"{what}: requests off this machine: {self.foreign()[:5]}"
-        problems = page_problems(page)
-        assert not problems, f"{what}: " + "; ".join(problems)
 
 
 def _open(page, url: str) -> None:

@@ -10,7 +10,6 @@ fragment).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
@@ -22,7 +21,7 @@ from tests.browser.helpers import (
     open_app,
     page_problems,
     slider_thumb,
-    streamlit_process,
+    streamlit_server,
     wait_for_app_run,
 )
 from ui.format import number
@@ -32,16 +31,8 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def traced_url() -> Iterator[str]:
-    old = os.environ.get("ROOFLINE_TRACE_RUNS")
-    os.environ["ROOFLINE_TRACE_RUNS"] = "1"     # read by the server process started below
-    try:
-        with streamlit_process() as (url, _proc):
-            yield url
-    finally:
-        if old is None:
-            os.environ.pop("ROOFLINE_TRACE_RUNS", None)
-        else:
-            os.environ["ROOFLINE_TRACE_RUNS"] = old
+    with streamlit_server(env={"ROOFLINE_TRACE_RUNS": "1"}) as url:     # the server counts its runs on the page
+        yield url
 
 
 def _count(page, what: str) -> int:

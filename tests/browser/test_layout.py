@@ -38,11 +38,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser.helpers import RUN_TIMEOUT_MS, page_problems, wait_for_app_run
-from tests.browser.test_pages import NO_CHART, PAGES
+from tests.browser.helpers import RUN_TIMEOUT_MS, chartless_paths, page_headings, page_problems, wait_for_app_run
 from ui.elements.style import NAV_LABEL
 
 pytestmark = pytest.mark.browser
+
+PAGES = page_headings()        # path → the start of its heading
+NO_CHART = chartless_paths()
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
          "device_scale_factor": 2}

@@ -15,30 +15,26 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-import views
 from tests.browser.helpers import (
     MISSING_CHROMIUM,
     RUN_TIMEOUT_MS,
     VIEWPORT,
     arm_plot_observer,
+    assert_page_clean,
+    chartless_paths,
     open_app,
-    page_problems,
+    page_headings,
     press_and_time,
     require_chromium,
     slider_thumb,
     wait_for_app_run,
 )
-from ui.present.walkthrough import STEPS
 from ui.state import dials
 
 pytestmark = pytest.mark.browser
 
-# Each page's path and the start of its heading (the navigation is a top bar of section menus, so
-# the page shown is checked by its heading), from the one list of pages (views/__init__.py).  The
-# default page opens at `/`; the walkthrough's heading is its first step's title.
-PAGES = {("/" if p.name == views.DEFAULT else "/" + p.name): p.heading for p in views.PAGES}
-PAGES["/walkthrough"] = f"1. {STEPS[0].title}"
-NO_CHART = {"/" + p.name for p in views.PAGES if not p.charts}   # an editor: inputs, downloads, no chart
+PAGES = page_headings()        # path → the start of its heading
+NO_CHART = chartless_paths()
 CHART_TIMEOUT_MS = 10_000  # counted after the script run has ended
 
 # A fingerprint of every drawn Plotly figure's data (Plotly keeps it on the graph div as `.data`).
@@ -60,11 +56,6 @@ def _cost_metric(page) -> str:
     metric = page.get_by_test_id("stMain").get_by_test_id("rfMetric").filter(has=label)
     expect(metric).to_have_count(1)
     return metric.get_by_test_id("rfMetricValue").inner_text()
-
-
-def _assert_clean(page, what: str) -> None:
-    problems = page_problems(page)
-    assert not problems, f"{what}: " + "; ".join(problems)
 
 
 def _heading(page) -> str:
@@ -92,7 +83,7 @@ def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
     open_app(app_page, app_url + path, charts=False)
     if path in NO_CHART:
         assert _heading(app_page).startswith(PAGES[path])
-        _assert_clean(app_page, path)
+        assert_page_clean(app_page, path)
         return
     try:
         app_page.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=CHART_TIMEOUT_MS)
@@ -103,7 +94,7 @@ def test_every_page_draws_a_chart_and_no_error(app_page, app_url, path):
     want = "/batch" if path == "/" else path        # `/` forwards to the Batch page's own path
     assert _path(app_page.url) == want, f"opened {path}, the app moved to {app_page.url}"
     assert _heading(app_page).startswith(PAGES[path])
-    _assert_clean(app_page, path)
+    assert_page_clean(app_page, path)
 
 
 def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app_page, app_url, chromium_browser):
@@ -133,7 +124,7 @@ def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app
     assert data_after != data_before, "the chart's DOM changed but no figure's data did"
     cost_after = _cost_metric(page)
     assert cost_after != cost_before, f"cost metric did not follow the batch dial ({cost_before})"
-    _assert_clean(page, "after moving the batch dial")
+    assert_page_clean(page, "after moving the batch dial")
 
     shared = page.url
     context = chromium_browser.new_context(viewport=VIEWPORT)
@@ -143,7 +134,7 @@ def test_batch_dial_by_keyboard_moves_chart_and_url_and_the_link_restores_it(app
         expect(slider_thumb(fresh, "Batch")).to_have_attribute("aria-valuetext", b1)
         assert _cost_metric(fresh) == cost_after, "the shared link shows a different cost"
         assert _query(fresh.url) == {"b": [b1], "v": [version]}, f"the shared link lost its parameter: {fresh.url}"
-        _assert_clean(fresh, f"opening the shared link {shared}")
+        assert_page_clean(fresh, f"opening the shared link {shared}")
     finally:
         context.close()
 
@@ -155,7 +146,7 @@ def test_garbled_url_shows_a_notice_not_a_traceback(app_page, app_url):
     expect(notices.filter(has_text="URL parameter 'b'")).to_have_count(1)
     expect(notices.filter(has_text="'foo'")).to_have_count(1)
     expect(slider_thumb(app_page, "Batch")).to_have_attribute("aria-valuetext", "64")
-    _assert_clean(app_page, "/?b=abc&foo=1")
+    assert_page_clean(app_page, "/?b=abc&foo=1")
 
 
 def test_shared_link_keeps_its_page(app_page, app_url):
@@ -168,7 +159,7 @@ def test_shared_link_keeps_its_page(app_page, app_url):
     expect(slider_thumb(app_page, "Context")).to_have_attribute("aria-valuetext", "200k")
     share = app_page.get_by_test_id("stSidebar").get_by_test_id("stCode").last
     expect(share).to_contain_text("/kv-cache?ctx=200000")
-    _assert_clean(app_page, "/kv-cache?ctx=200000&v=2")
+    assert_page_clean(app_page, "/kv-cache?ctx=200000&v=2")
 
 
 def test_walkthrough_arrow_keys_move_the_step_and_the_url(app_page, app_url):
@@ -187,7 +178,7 @@ def test_walkthrough_arrow_keys_move_the_step_and_the_url(app_page, app_url):
     expect(page.get_by_test_id("stMain").locator("h1").first).to_have_text(re.compile(r"^2\. "))
     expect(page).to_have_url(re.compile(r"[?&]wk_step=2(&|$)"))
     assert _query(page.url).get("wk_present") == ["1"]
-    _assert_clean(page, "walkthrough after arrow keys")
+    assert_page_clean(page, "walkthrough after arrow keys")
 
 
 def test_csv_download_has_the_charts_rows(app_page, app_url):

@@ -14,8 +14,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.browser.helpers import VIEWPORT, open_app, page_problems, slider_thumb, streamlit_server, wait_for_app_run
-from tests.browser.test_chart import Watch
+from tests.browser.helpers import (
+    VIEWPORT,
+    Watch,
+    open_app,
+    page_problems,
+    slider_thumb,
+    streamlit_server,
+    wait_for_app_run,
+)
 
 pytestmark = pytest.mark.browser
 
