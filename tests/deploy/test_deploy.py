@@ -180,15 +180,20 @@ def test_hadolint_finds_nothing():
     assert r.returncode == 0 and r.stdout.strip() == "", r.stdout + r.stderr
 
 
-def test_hadolint_is_live():
-    """The linter does flag a bad Dockerfile (so a clean result above means something)."""
+def test_hadolint_flags_this_dockerfile_when_it_regresses():
+    """The linter, run as above, flags this Dockerfile with three regressions made to it (so the clean result
+    above means something): a :latest base image, an unpinned apt package, a shell-form ENTRYPOINT."""
+    text = DOCKERFILE.read_text()
+    bad = re.sub(r"^FROM \S+", "FROM python:latest", text, count=1, flags=re.M)
+    bad = re.sub(r"(libjs-katex)=\S+", r"\1", bad)
+    bad = re.sub(r"^ENTRYPOINT (\[.*\])$", lambda m: "ENTRYPOINT " + " ".join(json.loads(m[1])), bad, flags=re.M)
+    assert bad.count("FROM python:latest") == 1 and "libjs-katex=" not in bad and "ENTRYPOINT [" not in bad
     with tempfile.TemporaryDirectory() as tmp:
-        bad = Path(tmp) / "Dockerfile"
-        bad.write_text("FROM python:latest\nRUN apt-get install curl\nHEALTHCHECK CMD curl -f http://x\n"
-                       "USER appuser\nCMD streamlit run app.py\n")
-        r = subprocess.run([hadolint_binary(), "--no-color", str(bad)], capture_output=True, text=True, timeout=60)
+        path = Path(tmp) / "Dockerfile"
+        path.write_text(bad)
+        r = subprocess.run([hadolint_binary(), "--no-color", str(path)], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
-    for rule in ("DL3007", "DL3008", "DL3025"):       # :latest, unpinned apt, shell-form CMD
+    for rule in ("DL3007", "DL3008", "DL3025"):       # :latest, unpinned apt, shell-form ENTRYPOINT
         assert rule in r.stdout, r.stdout
 
 
