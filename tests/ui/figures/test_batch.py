@@ -89,8 +89,3 @@ def test_pareto_has_a_point_per_fitting_batch(sys70):
     assert any(t.name == "B = 64" and list(t.x) == [None] for t in fig.data)
     room = next(t for t in fig.data if t.meta == "now-room")
     assert max(room.x) == r.tokens_per_s_per_user.max() and min(room.y) == r.tokens_per_s_per_chip.min()
-
-
-def test_duration_words():
-    from ui.format import duration
-    assert duration(300) == "5 min" and duration(3 * 86400) == "3 days" and duration(0.02) == "20 ms"
