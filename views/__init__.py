@@ -59,6 +59,8 @@ PAGES: tuple[Page, ...] = (
          "Training tokens: over-training pays", "Economics", prefix="tt_"),
     Page("remat", "Rematerialisation: compute for memory",
          "Rematerialisation: spend compute to save memory", "Economics", prefix="rm_"),
+    Page("plan", "Plan: the cheapest deployment for a target",
+         "Plan: the cheapest deployment that meets a latency target", "Tools", prefix="pl_"),
     Page("walkthrough", "Walkthrough: the lecture in steps",
          "Walkthrough", "Tools", prefix="wk_"),
     Page("reality", "Reality check: measured serving vs the roofline",
