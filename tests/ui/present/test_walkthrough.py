@@ -1,5 +1,5 @@
-"""The presenter walkthrough: steps in the lecture's order, each drawn from the model, forward/back,
-the step and presentation mode in the URL, the client-side sweep."""
+"""The presenter walkthrough's steps (ui/present/walkthrough.py): in the lecture's order, each drawn from the
+model with today's numbers, the client-side sweep.  The page itself: tests/app/test_walkthrough.py."""
 
 from __future__ import annotations
 
@@ -159,14 +159,3 @@ def test_context_step_crossover_is_2_na_bw_over_f_kv():
     shown = wk.step_context(view("lecture-gpu", "lecture-deepseek", chips=64, batch=2048))
     assert "= 162{,}760" in shown.latex[1] and "≈ 163k on this chip" in shown.sentence
     assert "= 8{,}301" in shown.latex[0] and "≈ 8.3k tokens" in shown.sentence
-
-
-# ---------------------------------------------------------------- the page
-
-def test_qr_module_reader_matches_segno():
-    # svg_matrix reads segno's SVG path back; a 21 × 21 version-1 code plus a 4-module quiet zone is 29 wide
-    from ui.present import qr
-
-    m = qr.svg_matrix(qr.svg("A"))
-    assert len(m) == len(m[0]) == 29 and m == qr.matrix("A")
-    assert m[4][4:11] == [1] * 7                                    # the top-left finder pattern's first row
