@@ -37,9 +37,10 @@ from streamlit import config as st_config
 from streamlit.proto.NewSession_pb2 import Config as SessionConfig
 
 import views
-from bench.bench_load import Client, free_port, health, stop_process_group
+from bench.bench_load import Client
 from model.presets import MAX_FILE_BYTES
 from tests import ROOT
+from tests.browser.helpers import free_port, health, stop_process_group
 from ui.elements.live_chart import chart_protos, figure_of
 from ui.state import dials
 
