@@ -35,18 +35,34 @@ step times, a smooth function of the efficiencies (comparing throughput at equal
 near-singular where the weight stream alone nearly fills the step). A point without a speed is
 compared with the frontier's top. Least squares of log10(measured ÷ predicted) by a vectorised
 grid search over [0.01, 1]², refined once.
+
+Prediction (the second half of this module): the bound leaves out what real serving loses, so
+`Efficiency` names a few terms — HBM bandwidth efficiency, compute efficiency of the dense and of the
+routed-expert matmuls, a fixed time per layer per step and a further one in steps that carry a prompt
+— and `predict_step` gives the step time of any setup (`parts_for`: a System at any batch and
+context, arrays) under them.  `fit_points` fits the terms to measurements (each at its own operating
+point: its published batch, else its speed, else whatever fits in HBM — `load_of`), with a standard
+error per term; `cross_validate` measures the error on points each fit never saw (leave one
+publisher, chip, model or random fifth out).  `built_in_fit` and `built_in_cv` are those for the
+built-in measurements (cached).  Reasons and sources of the terms: `TERMS` and docs/prediction.md.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from os import PathLike
+from pathlib import Path, PurePath
+from typing import Any
 
 import numpy as np
 
 from . import presets
+from .cluster import expert_bytes
 from .presets import Measurement
-from .roofline import System, decode_step, matmul_time, max_batch_that_fits, prefill
+from .roofline import System, decode_step, matmul_time, max_batch_that_fits, prefill, prefill_attention_flops
 from .specs import Deployment, Precision
 
 EFF_MIN = 0.01                      # the sidebar dials' lower end
@@ -70,10 +86,26 @@ class Terms:
     chips: float
 
 
+FILE_PREFIX = "file:"            # a measurement's model/hardware naming a user's spec file (`resolve`)
+
+
+@cache
+def _spec_file(kind: str, path: str):
+    return presets.load_spec(kind, path)
+
+
+def spec_of(kind: str, value: str):
+    """The hardware or model spec a measurement names: a preset key, or "file:/abs/path.yaml" as
+    `resolve` writes it for a user's own spec file (the command line only)."""
+    if value.startswith(FILE_PREFIX):
+        return _spec_file(kind, value[len(FILE_PREFIX):])
+    return presets.get(kind, value)
+
+
 def system_for(m: Measurement) -> System:
     """The roofline `System` of a measurement's setup (ideal: MFU = BWU = 1, lecture mode)."""
-    hw = presets.get("hardware", m.hardware)
-    model = presets.get("model", m.model)
+    hw = spec_of("hardware", m.hardware)
+    model = spec_of("model", m.model)
     if m.compute not in hw.compute_dtypes():
         raise ValueError(f"measurement {m.name!r}: {hw.name} has no {m.compute} FLOP/s figure")
     return System(hw, model, Precision(weights=m.weights, kv=m.kv, compute=m.compute),
@@ -298,10 +330,19 @@ def select(items: Mapping[str, Measurement], *, model: str | None = None, hardwa
     return out
 
 
-def resolve(items: Mapping[str, Measurement]) -> dict[str, Measurement]:
+SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def resolve(items: Mapping[str, Measurement], *, base: PathLike | None = None) -> dict[str, Measurement]:
     """A user's measurements with their `model` and `hardware` resolved to preset keys (aliases and
     case allowed), each checked against what the bound needs.  PresetError lists one message per
-    problem, naming the item and the field (an unknown preset, a compute format the chip lacks)."""
+    problem, naming the item and the field (an unknown preset, a compute format the chip lacks).
+
+    With `base` (a folder: the command line passes the measurements file's), a `model` or `hardware`
+    ending in .yaml, .yml or .json names a spec file of the user's own, relative to `base` unless
+    absolute, as `step --hardware FILE` takes it; it is loaded and the value becomes
+    "file:<absolute path>".  Without `base` (the app's upload) only preset keys are accepted, so an
+    uploaded file can never make the server read one of its own files."""
     problems: list[str] = []
     out: dict[str, Measurement] = {}
     for key, m in items.items():
@@ -309,6 +350,17 @@ def resolve(items: Mapping[str, Measurement]) -> dict[str, Measurement]:
         bad = False
         for kind in ("model", "hardware"):
             value = getattr(m, kind)
+            if base is not None and value.strip().lower().endswith(SPEC_SUFFIXES):
+                path = PurePath(value.strip())
+                path = Path(path if path.is_absolute() else Path(base) / path).resolve()
+                try:
+                    _spec_file(kind, str(path))
+                except (ValueError, OSError) as e:
+                    problems.append(f"measurement {key!r}.{kind}: {e}")
+                    bad = True
+                    continue
+                changes[kind] = FILE_PREFIX + str(path)
+                continue
             try:
                 presets.get(kind, value)
             except ValueError as e:
@@ -333,10 +385,12 @@ def resolve(items: Mapping[str, Measurement]) -> dict[str, Measurement]:
     return out
 
 
-def load_user_measurements(data: str | bytes, filename: str = "") -> dict[str, Measurement]:
+def load_user_measurements(data: str | bytes, filename: str = "", *,
+                           base: PathLike | None = None) -> dict[str, Measurement]:
     """Parse a user's measurements (CSV or YAML/JSON in the measurements.yaml schema; sources
-    optional) and resolve them against the presets: PresetError with per-field messages."""
-    return resolve(presets.parse_user_file(data, "measurement", filename))
+    optional) and resolve them against the presets (and, with `base`, spec files: see `resolve`):
+    PresetError with per-field messages."""
+    return resolve(presets.parse_user_file(data, "measurement", filename), base=base)
 
 
 def same_setup(a: Measurement, b: Measurement) -> bool:
@@ -344,3 +398,642 @@ def same_setup(a: Measurement, b: Measurement) -> bool:
     fields_ = ("model", "hardware", "weights", "kv", "compute", "scope", "chips_per_replica", "input_tokens",
                "output_tokens", "context_tokens", "cache_hit_rate", "tokens_per_step", "tokens_computed_per_step")
     return all(getattr(a, f) == getattr(b, f) for f in fields_)
+
+
+# ================================================================ prediction: the fitted efficiency model
+#
+# The bound above answers "how fast could this setup go"; the model below answers "how fast will it
+# go", with a few named terms fitted to the published measurements and its error measured on points
+# each fit never saw (cross-validation).  docs/prediction.md gives every term's reason and source.
+
+KV_SHARE = 0.9                  # share of the HBM left after the weights that engines give the KV cache
+TRT_MAX_BATCH = 4096            # trtllm-bench's cap on the batch it tunes for (bench/build/tuning.py)
+RESERVING_ENGINES = ("TensorRT-LLM",)   # engines whose scheduler reserves KV for a sequence's whole L + O
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """The efficiency model's terms.  The defaults (all efficiencies 1, no fixed time) are the ideal.
+
+    bandwidth       η_bw   achieved ÷ peak HBM bandwidth on the weight and KV streams            [-]
+    compute         η_c    achieved ÷ peak FLOP/s on decode matmuls (dense weights) and attention [-]
+    prefill         η_p    achieved ÷ peak FLOP/s on the prompt work a step carries (matmuls of
+                           the dense weights and the prompt's attention); None: η_c             [-]
+    expert          η_e    achieved ÷ peak FLOP/s on routed-expert matmuls (decode and prompt)   [-]
+    layer_s         t_ℓ    fixed time per transformer layer in every step (launches,
+                           synchronisation), not divided among chips                            [s]
+    prompt_layer_s  t_ℓp   further time per layer in a step that carries prompt work (run
+                           without a captured CUDA graph), paid with probability 1 − e^(−λ),
+                           λ = B·a/O new prompts per step                                       [s]
+    """
+
+    bandwidth: float = 1.0
+    compute: float = 1.0
+    prefill: float | None = None
+    expert: float = 1.0
+    layer_s: float = 0.0
+    prompt_layer_s: float = 0.0
+
+    @property
+    def prompt(self) -> float:
+        """η_p as used: the prompt efficiency, or η_c when it has none of its own."""
+        return self.compute if self.prefill is None else self.prefill
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {f: (None if getattr(self, f) is None else float(getattr(self, f))) for f in ALL_TERMS}
+
+
+ALL_TERMS = ("bandwidth", "compute", "prefill", "expert", "layer_s", "prompt_layer_s")
+IDEAL = Efficiency()
+
+
+@dataclass(frozen=True)
+class TermInfo:
+    """What one term of the efficiency model is: its symbol, unit, why it is there and where it comes from."""
+
+    field: str
+    symbol: str
+    unit: str
+    label: str
+    reason: str
+    source: str
+
+
+TERMS: tuple[TermInfo, ...] = (
+    TermInfo("bandwidth", "η_bw", "-", "HBM bandwidth efficiency",
+             "weights and KV are streamed by many kernels, none of which holds HBM at its peak for the whole "
+             "step (refresh, bank conflicts, kernel tails); every byte of the bound is divided by it",
+             "Jia et al., 'Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking' (arXiv 1804.06826, "
+             "2018): a copy kernel reaches about 83 % of V100's peak HBM bandwidth"),
+    TermInfo("compute", "η_c", "-", "decode compute efficiency",
+             "decode matmuls have B·k rows, attention runs per sequence: neither fills the tensor cores as a "
+             "large square GEMM does",
+             "Williams, Waterman, Patterson, 'Roofline: an insightful visual performance model' (CACM 52(4), "
+             "2009, doi:10.1145/1498765.1498785): attained FLOP/s below the peak ceiling"),
+    TermInfo("prefill", "η_p", "-", "prompt compute efficiency",
+             "in aggregated serving each step also prefills a share a/O of a new prompt per sequence "
+             "(chunked prefill); its matmuls and causal attention run at their own efficiency",
+             "Agrawal et al., 'Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve' "
+             "(arXiv 2403.02310, 2024): prompts split into chunks ride in the decode steps"),
+    TermInfo("expert", "η_e", "-", "routed-expert compute efficiency",
+             "an MoE layer multiplies B·k/E tokens per expert: many small grouped GEMMs, uneven loads and "
+             "the token permutation around them, far from a dense GEMM's efficiency",
+             "Gale et al., 'MegaBlocks: Efficient Sparse Training with Mixture-of-Experts' (arXiv 2211.15841, "
+             "2022): grouped expert matmuls and their padding, dropping and imbalance"),
+    TermInfo("layer_s", "t_ℓ", "s", "fixed time per layer per step",
+             "each layer runs its kernels one after another and waits for the slowest chip; this time "
+             "does not shrink with more chips or a smaller batch, and it caps the speed of a small batch",
+             "NVIDIA, 'Getting Started with CUDA Graphs' (2019, https://developer.nvidia.com/blog/cuda-graphs/): "
+             "launch overheads of microseconds per kernel, tens of kernels per layer"),
+    TermInfo("prompt_layer_s", "t_ℓp", "s", "further time per layer in a step with prompt work",
+             "engines replay decode-only steps from captured CUDA graphs but run a step that carries a prompt "
+             "chunk eagerly, launching every kernel from the host; a step carries at least one of the "
+             "λ = B·a/O new prompts per step with probability 1 − e^(−λ)",
+             "vLLM, 'CUDA Graphs' design notes (https://docs.vllm.ai/en/latest/design/cuda_graphs/): uniform "
+             "decode batches and mixed prefill-decode batches are captured and dispatched differently"),
+)
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One setup's work per decode step at peak rates — what the efficiency model divides [s] (arrays).
+
+    Per sequence in the step (× B):  dense, expert, attn — decode matmuls of the dense and the routed-
+    expert weights and attention FLOPs, k tokens each; prefill_dense, prefill_expert, prefill_attn — the
+    share a/O of a prompt each sequence carries in aggregated serving (0 for a decode-only figure);
+    kv — KV read, plus the prompt's KV read and write.  Per step: weights — the weight stream.
+    layers — transformer layers; a — tokens accepted per sequence per step; chips — C per replica;
+    prompt_rate — new prompts per sequence per step, a/O (0 for a decode-only figure); b_cap — the
+    sequences per replica the engine holds in HBM (`KV_SHARE` of what the weights leave, per KV of the
+    context it reserves), the batch of a figure that publishes no load.
+    """
+
+    dense: np.ndarray
+    expert: np.ndarray
+    attn: np.ndarray
+    prefill_dense: np.ndarray
+    prefill_expert: np.ndarray
+    prefill_attn: np.ndarray
+    weights: np.ndarray
+    kv: np.ndarray
+    layers: np.ndarray
+    a: np.ndarray
+    chips: np.ndarray
+    prompt_rate: np.ndarray
+    b_cap: np.ndarray
+
+    def take(self, index) -> Parts:
+        """The parts of the points selected by `index` (stacked parts only)."""
+        return Parts(**{f: getattr(self, f)[index] for f in self.__dataclass_fields__})
+
+
+def expert_share(model) -> float:
+    """The routed experts' share of a token's matmul FLOPs: 3·d·d_e·k·L_moe / N_active (0 for a dense
+    model, or an MoE model without d_model and moe_intermediate_size)."""
+    if not model.is_moe or model.moe_intermediate_size is None or model.d_model is None:
+        return 0.0
+    layers = model.n_moe_layers if model.n_moe_layers is not None else model.n_layers
+    return min(3.0 * model.d_model * model.moe_intermediate_size * model.experts_per_token * layers
+               / model.active_params, 1.0)
+
+
+def parts_for(system: System, context, *, tokens_computed: float | None = None, input_tokens: float | None = None,
+              output_tokens: float | None = None, cache_hit_rate: float = 0.0, reserve_tokens=None,
+              kv_share: float = KV_SHARE, max_batch: float = np.inf, attention_dp: bool = False) -> Parts:
+    """The `Parts` of a system at mean decode context `context` (an array broadcasts).
+
+    tokens_computed  k, tokens computed per sequence per step (default: the system's tokens_per_step, a)
+    input_tokens, output_tokens  L and O of the requests when prompts are prefilled inside the decode
+                     steps (aggregated serving); left out, the step carries no prompt work
+    cache_hit_rate   share of the prompt served from a prefix cache (skips its matmuls, reads its KV)
+    reserve_tokens   the KV length the engine reserves per sequence (default the context; L + O for a
+                     scheduler that guarantees no eviction)
+    attention_dp     an MoE model served with data-parallel attention over the C chips: each chip
+                     holds (and streams every step) the whole of the weights outside the routed
+                     experts, W_d, and 1/C of the experts, W_e: W_e/C + W_d per chip instead of W/C
+    The system's own efficiencies are ignored: parts are at peak rates.
+    """
+    s = system.with_(mfu=1.0, bw_util=1.0, mode="lecture")
+    T = np.asarray(context, float)
+    d = decode_step(s, 1.0, T)
+    a = float(s.deployment.tokens_per_step)
+    k = a if tokens_computed is None else float(tokens_computed)
+    C = float(s.deployment.chips)
+    e = expert_share(s.model)
+    mm = k * np.asarray(d.t_matmul_s, float)
+    zero = np.zeros(T.shape)
+    pf_mm = pf_at = pf_kv = rate = zero
+    if input_tokens is not None and output_tokens is not None:
+        L = float(input_tokens)
+        new = L * (1.0 - float(cache_hit_rate))
+        share = a / float(output_tokens)
+        rate = zero + share
+        pf_mm = zero + share * float(matmul_time(s.model.active_params, new, C, s.flops))
+        pf_at = zero + share * float(prefill_attention_flops(s.kv, L, L - new)) / (C * s.flops)
+        p = prefill(s, L, 1.0, L - new)
+        pf_kv = zero + share * float(p.t_memory_s - d.t_weights_s.flat[0])
+    res = T if reserve_tokens is None else np.asarray(reserve_tokens, float)
+    t_w = np.asarray(d.t_weights_s, float)
+    held = s.weight_bytes
+    if attention_dp and s.model.is_moe and C > 1 and expert_share(s.model) > 0:
+        _, dense = expert_bytes(s.model, s.precision.weight_bytes_per_param)
+        held = s.weight_bytes + (C - 1.0) * dense                     # W_d on every chip, W_e once
+        t_w = np.asarray(d.t_weights_s, float) * (held / s.weight_bytes)
+    with np.errstate(divide="ignore"):
+        free = C * s.hardware.hbm_bytes - held
+        cap = np.where(free > 0, kv_share * free / np.asarray(s.kv.stored_bytes(res), float), 0.0)
+    cap = np.minimum(cap, max_batch)
+    shape = np.broadcast(T, res).shape
+    full = np.ones(shape)
+    return Parts(mm * (1.0 - e) * full, mm * e * full, k * np.asarray(d.t_attn_s, float) * full,
+                 pf_mm * (1.0 - e) * full, pf_mm * e * full, pf_at * full, t_w * full,
+                 (np.asarray(d.t_kv_s, float) + pf_kv) * full, float(s.model.n_layers or 0) * full, a * full,
+                 C * full, rate * full, cap * full)
+
+
+def reserves_whole_sequence(m: Measurement) -> bool:
+    """True for an engine whose scheduler reserves KV for every sequence's whole L + O when it admits it
+    (TensorRT-LLM's default guaranteed-no-evict capacity scheduler, with trtllm-bench's batch cap)."""
+    return any(e.lower() in m.engine.lower() for e in RESERVING_ENGINES)
+
+
+_ATTENTION_DP = re.compile(r"\b(DP attention|attention DP|DP\d+)\b", re.IGNORECASE)
+
+
+def attention_data_parallel(m: Measurement) -> bool:
+    """True when the published parallelism serves attention data-parallel ("DP attention", "attention
+    DP", "… DP144"): the weights outside the routed experts are then held whole on every chip."""
+    return bool(_ATTENTION_DP.search(m.parallelism))
+
+
+def parts(m: Measurement) -> Parts:
+    """The `Parts` of one measurement's setup (scalars held in 0-d arrays)."""
+    whole = reserves_whole_sequence(m)
+    system = m.scope == "system"
+    return parts_for(system_for(m), m.decode_context, tokens_computed=m.tokens_computed_per_step,
+                     input_tokens=m.input_tokens if system else None, output_tokens=m.output_tokens if system else None,
+                     cache_hit_rate=m.cache_hit_rate,
+                     reserve_tokens=m.input_tokens + m.output_tokens if whole else None,
+                     max_batch=TRT_MAX_BATCH if whole else np.inf, attention_dp=attention_data_parallel(m))
+
+
+def stack_parts(ps: Iterable[Parts]) -> Parts:
+    """Many setups' parts as one `Parts` of 1-d arrays."""
+    ps = list(ps)
+    return Parts(**{f: np.array([float(getattr(p, f)) for p in ps], float) for f in Parts.__dataclass_fields__})
+
+
+def predict_step(p: Parts, batch, eff: Efficiency = IDEAL) -> dict[str, np.ndarray]:
+    """A decode step of `batch` sequences per replica under the efficiency model (arrays broadcast):
+
+        t_compute = B·[(dense + attn)/η_c + (expert + prefill_expert)/η_e + (prefill_dense + prefill_attn)/η_p]
+        t_memory  = (weights + B·kv) / η_bw
+        t_fixed   = layers·[t_ℓ + t_ℓp·(1 − e^(−B·prompt_rate))]
+        t_step    = max(t_compute, t_memory) + t_fixed                                             [s]
+
+    Returns t_step_s, t_compute_s, t_memory_s, t_fixed_s, bound ("compute" or "memory": the longer
+    side), tokens_per_s_per_user = a / t_step and tokens_per_s_per_gpu = B·a / (C·t_step).
+    """
+    b = np.asarray(batch, float)
+    comp = b * ((p.dense + p.attn) / eff.compute + (p.expert + p.prefill_expert) / eff.expert
+                + (p.prefill_dense + p.prefill_attn) / eff.prompt)
+    mem = (p.weights + b * p.kv) / eff.bandwidth
+    fixed = p.layers * (eff.layer_s + eff.prompt_layer_s * -np.expm1(-b * p.prompt_rate))
+    t = np.maximum(comp, mem) + fixed
+    u = p.a / t
+    return {"t_step_s": t, "t_compute_s": comp, "t_memory_s": mem, "t_fixed_s": fixed + 0.0 * t,
+            "bound": np.where(comp >= mem, "compute", "memory"), "tokens_per_s_per_user": u,
+            "tokens_per_s_per_gpu": b * u / p.chips}
+
+
+def batch_at_speed(p: Parts, speed, eff: Efficiency = IDEAL, *, lo: float = 1e-3) -> np.ndarray:
+    """The batch per replica whose step gives `speed` tokens/s per user, at most `b_cap` (arrays).
+
+    t_step rises with B, so the batch solves t_step(B) = a/u by bisection in log B over [lo, b_cap];
+    a speed even one sequence cannot reach gives `lo` (the throughput then all but vanishes)."""
+    u = np.asarray(speed, float)
+    tau = p.a / u
+    top = np.maximum(np.broadcast_to(p.b_cap, np.broadcast(p.b_cap, u).shape), lo)
+    x_lo = np.full(top.shape, np.log(lo))
+    x_hi = np.log(top)
+    ok_top = predict_step(p, top, eff)["t_step_s"] <= tau
+    for _ in range(60):
+        mid = 0.5 * (x_lo + x_hi)
+        ok = predict_step(p, np.exp(mid), eff)["t_step_s"] <= tau
+        x_lo, x_hi = np.where(ok, mid, x_lo), np.where(ok, x_hi, mid)
+    return np.where(ok_top, top, np.exp(x_lo))
+
+
+LOADS = ("batch", "speed", "capacity")
+
+
+def load_of(m: Measurement) -> tuple[str, float]:
+    """How a measurement's operating point is given: ("batch", B per replica) when the concurrency is
+    published (B = concurrency·C/gpus, prompts pooled on the decode replicas as in the bound), else
+    ("speed", tokens/s per user) when the speed is, else ("capacity", NaN): whatever fits in HBM."""
+    if m.concurrency is not None:
+        return "batch", m.concurrency * m.chips_per_replica / m.gpus
+    if m.tokens_per_s_per_user is not None:
+        return "speed", float(m.tokens_per_s_per_user)
+    return "capacity", float("nan")
+
+
+def _predict_at(p: Parts, how: np.ndarray, value: np.ndarray, eff: Efficiency) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens/s per GPU, batch per replica) of stacked parts at their operating points (`load_of`)."""
+    batch = np.where(how == 0, value, p.b_cap)
+    batch = np.where(np.isfinite(batch) & (batch > 0), batch, 1.0)
+    tps = predict_step(p, batch, eff)["tokens_per_s_per_gpu"]
+    sp = how == 1
+    if np.any(sp):
+        ps = p.take(sp)
+        b_sp = batch_at_speed(ps, value[sp], eff)
+        batch = batch.copy()
+        tps = tps.copy()
+        batch[sp] = b_sp
+        tps[sp] = b_sp * value[sp] / ps.chips
+    return tps, batch
+
+
+@dataclass(frozen=True)
+class Points:
+    """Measurements stacked for the efficiency model: their parts, operating points and measured figures."""
+
+    keys: tuple[str, ...]
+    parts: Parts
+    how: np.ndarray             # 0 batch, 1 speed, 2 capacity (`LOADS`)
+    value: np.ndarray           # the batch per replica, or the speed [tok/s/user], or NaN
+    measured: np.ndarray        # output tokens/s per GPU
+
+    def take(self, mask) -> Points:
+        idx = np.flatnonzero(np.asarray(mask))
+        return Points(tuple(self.keys[i] for i in idx), self.parts.take(idx), self.how[idx], self.value[idx],
+                      self.measured[idx])
+
+
+def points(items: Mapping[str, Measurement]) -> Points:
+    """Stack measurements (key → Measurement) for fitting and prediction."""
+    keys = tuple(items)
+    loads = [load_of(items[k]) for k in keys]
+    return Points(keys, stack_parts(parts(items[k]) for k in keys),
+                  np.array([LOADS.index(h) for h, _ in loads], int), np.array([v for _, v in loads], float),
+                  np.array([items[k].output_tokens_per_s_per_gpu for k in keys], float))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Predicted against measured tokens/s per GPU, point by point (arrays in the order of `keys`)."""
+
+    keys: tuple[str, ...]
+    measured: np.ndarray
+    predicted: np.ndarray
+    batch: np.ndarray               # the batch per replica the prediction ran at
+    load: np.ndarray                # how its operating point was given: batch, speed or capacity
+    reachable: np.ndarray           # False where even one sequence cannot reach the published speed
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """predicted ÷ measured."""
+        return self.predicted / self.measured
+
+
+def predict_points(pts: Points, eff: Efficiency) -> Prediction:
+    """Each stacked measurement predicted at its own operating point (`load_of`)."""
+    tps, batch = _predict_at(pts.parts, pts.how, pts.value, eff)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        one = predict_step(pts.parts, 1.0, eff)["t_step_s"] <= pts.parts.a / pts.value
+    return Prediction(pts.keys, pts.measured, tps, batch, np.asarray(LOADS)[pts.how], (pts.how != 1) | one)
+
+
+def predict_measurements(items: Mapping[str, Measurement], eff: Efficiency) -> Prediction:
+    """Measurements (key → Measurement) predicted by the efficiency model `eff`."""
+    return predict_points(points(items), eff)
+
+
+def predict_system(system: System, batch, context, eff: Efficiency, **kw) -> dict[str, np.ndarray]:
+    """Any system at any batch per replica and mean context (arrays broadcast) under `eff`:
+    `predict_step` of `parts_for(system, context, **kw)` — prompt work, MTP and the rest as there."""
+    return predict_step(parts_for(system, context, **kw), batch, eff)
+
+
+# ---------------------------------------------------------------- fitting the terms
+
+TIMES = ("layer_s", "prompt_layer_s")      # terms in seconds (fitted in log); the others are efficiencies
+MODEL_TERMS = ("bandwidth", "compute", "expert", "layer_s", "prompt_layer_s")   # the terms `fit_points` fits
+_STARTS = ({"bandwidth": 0.5, "compute": 0.5, "prefill": 0.5, "expert": 0.1, "layer_s": 1e-4, "prompt_layer_s": 5e-4},
+           {"bandwidth": 0.9, "compute": 0.5, "prefill": 0.4, "expert": 0.08, "layer_s": 4e-4, "prompt_layer_s": 1e-4},
+           {"bandwidth": 0.3, "compute": 0.3, "prefill": 0.3, "expert": 0.05, "layer_s": 1e-5, "prompt_layer_s": 1e-3})
+_TIME_FLOOR = 1e-9              # s: a fitted fixed time this small is reported as 0
+
+
+def _to_eff(theta: np.ndarray, free: tuple[str, ...], held: Efficiency) -> Efficiency:
+    vals = held.as_dict()
+    for name, th in zip(free, theta):
+        vals[name] = float(np.exp(th)) if name in TIMES else float(1.0 / (1.0 + np.exp(-th)))
+    return Efficiency(**vals)
+
+
+def _to_theta(values: Mapping[str, float], free: tuple[str, ...]) -> np.ndarray:
+    out = []
+    for name in free:
+        v = values[name]
+        if name in TIMES:
+            out.append(np.log(max(v, _TIME_FLOOR)))
+        else:
+            v = min(max(v, 1e-6), 1 - 1e-6)
+            out.append(np.log(v / (1.0 - v)))
+    return np.array(out, float)
+
+
+def _dvalue_dtheta(eff: Efficiency, free: tuple[str, ...]) -> np.ndarray:
+    """d value / d θ of each free term: e(1 − e) for an efficiency (logit), t for a time (log)."""
+    return np.array([getattr(eff, n) if n in TIMES else getattr(eff, n) * (1.0 - getattr(eff, n)) for n in free])
+
+
+def _residual(pts: Points, eff: Efficiency) -> np.ndarray:
+    tps, _ = _predict_at(pts.parts, pts.how, pts.value, eff)
+    return np.log(np.maximum(tps, 1e-300)) - np.log(pts.measured)
+
+
+def _jacobian(pts: Points, theta: np.ndarray, free, held, r0: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    J = np.empty((r0.size, theta.size))
+    for j in range(theta.size):
+        th = theta.copy()
+        th[j] += h
+        J[:, j] = (_residual(pts, _to_eff(th, free, held)) - r0) / h
+    return J
+
+
+def _levenberg_marquardt(pts: Points, theta: np.ndarray, free, held, iters: int = 200) -> tuple[np.ndarray, float]:
+    """Least squares of the log residuals from one start; (θ, cost)."""
+    r = _residual(pts, _to_eff(theta, free, held))
+    cost = float(r @ r)
+    lam = 1e-2
+    for _ in range(iters):
+        J = _jacobian(pts, theta, free, held, r)
+        A, g = J.T @ J, J.T @ r
+        improved = done = False
+        for _ in range(30):
+            step = -np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), g)
+            th = np.clip(theta + step, -30.0, 30.0)
+            rn = _residual(pts, _to_eff(th, free, held))
+            cn = float(rn @ rn)
+            if np.isfinite(cn) and cn < cost:
+                done = cost - cn < 1e-12 * max(cost, 1e-300)
+                theta, r, cost = th, rn, cn
+                lam = max(lam / 3.0, 1e-12)
+                improved = True
+                break
+            lam *= 4.0
+        if not improved or done:
+            break
+    return theta, cost
+
+
+@dataclass(frozen=True)
+class EfficiencyFit:
+    """The efficiency model fitted to a set of measurements.
+
+    efficiency  the fitted terms (a term not fitted, or one no point constrains, is held at its ideal
+                value: an efficiency at 1, a time at 0 s; η_p not fitted means η_p = η_c)
+    stderr      1σ of each fitted term (NaN for a held one), from the covariance s²·(JᵀJ)⁻¹ of the
+                least-squares fit in the fit's own coordinates (logit of an efficiency, log of a
+                time), carried to the term by its derivative
+    determined  which terms were fitted and are constrained by the data
+    sigma_log   s, the RMS of the log residuals over n − p degrees of freedom (the scatter a single
+                point shows about the model)
+    fitted      the in-sample `Prediction` at the fit
+    """
+
+    efficiency: Efficiency
+    stderr: dict[str, float]
+    determined: dict[str, bool]
+    sigma_log: float
+    n: int
+    cov: np.ndarray                  # covariance of the free terms in the fit's coordinates
+    free: tuple[str, ...]
+    fitted: Prediction
+
+    def terms(self) -> list[dict[str, Any]]:
+        """Each term of the model as a row: field, symbol, label, unit, value, stderr, determined
+        (fitted and constrained), reason, source."""
+        out = []
+        for t in TERMS:
+            if t.field not in self.free and not self.determined.get(t.field, False) and t.field == "prefill":
+                value = self.efficiency.prompt
+            else:
+                value = getattr(self.efficiency, t.field)
+            out.append({"field": t.field, "symbol": t.symbol, "label": t.label, "unit": t.unit,
+                        "value": float(value), "stderr": float(self.stderr[t.field]),
+                        "determined": bool(self.determined[t.field]), "reason": t.reason, "source": t.source})
+        return out
+
+    def log_sigma(self, pts: Points, *, residual: bool = True) -> np.ndarray:
+        """1σ of log(predicted) for each point of `pts`: the fitted terms' uncertainty carried through
+        the prediction (g·Σ·gᵀ, g = d log predicted / dθ), plus the scatter s² of one point if `residual`."""
+        held = self.efficiency
+        n = len(pts.keys)
+        if self.free:
+            theta = _to_theta(held.as_dict(), self.free)
+            g = _jacobian(pts, theta, self.free, held, _residual(pts, held))
+            var = np.einsum("ij,jk,ik->i", g, self.cov, g)
+        else:
+            var = np.zeros(n)
+        return np.sqrt(var + (self.sigma_log ** 2 if residual else 0.0))
+
+
+def _constrained(pts: Points) -> dict[str, bool]:
+    """Which terms the points can constrain at all: a prompt efficiency needs prompt work, an expert
+    efficiency an MoE model, the prompt-step time a step with prompts."""
+    p = pts.parts
+    return {"bandwidth": True, "compute": True,
+            "prefill": bool(np.any(p.prefill_dense + p.prefill_attn > 0)),
+            "expert": bool(np.any(p.expert + p.prefill_expert > 0)), "layer_s": bool(np.any(p.layers > 0)),
+            "prompt_layer_s": bool(np.any((p.prompt_rate > 0) & (p.layers > 0)))}
+
+
+def fit_points(pts: Points, terms: Iterable[str] = MODEL_TERMS) -> EfficiencyFit:
+    """Fit the efficiency model's `terms` (the others held at the ideal) to stacked measurements: least
+    squares of log(predicted ÷ measured), Levenberg–Marquardt from a few starts, the best kept.  A term
+    the points cannot constrain — prompt efficiency without prompt work, expert efficiency without an
+    MoE model, one whose every derivative vanishes at the fit — is held at the ideal and reported
+    undetermined."""
+    terms = tuple(terms)
+    unknown = [t for t in terms if t not in ALL_TERMS]
+    if unknown:
+        raise ValueError(f"unknown term {unknown[0]!r}: choose from {', '.join(ALL_TERMS)}")
+    n = len(pts.keys)
+    if n == 0:
+        raise ValueError("no measurements to fit")
+    if np.any(~np.isfinite(pts.measured)) or np.any(pts.measured <= 0):
+        raise ValueError("measured throughputs must be finite and > 0")
+    can = _constrained(pts)
+    det = {f: f in terms and can[f] for f in ALL_TERMS}
+    free = tuple(f for f in ALL_TERMS if det[f])
+    best = None
+    for start in _STARTS:
+        th, cost = _levenberg_marquardt(pts, _to_theta(start, free), free, IDEAL)
+        if best is None or cost < best[1]:
+            best = (th, cost)
+    theta = best[0]
+    held = IDEAL
+    eff = _to_eff(theta, free, held)
+    r = _residual(pts, eff)
+    J = _jacobian(pts, theta, free, held, r)
+    # A term whose column vanishes at the fit (compute when every point is memory-bound, a time that
+    # went to 0) is not constrained: hold it at the ideal and refit the rest.
+    norms = np.sqrt((J ** 2).sum(axis=0))
+    weak = [f for f, nv in zip(free, norms) if nv < 1e-6 * max(float(norms.max(initial=0.0)), 1e-300)]
+    if weak:
+        for f in weak:
+            det[f] = False
+        free = tuple(f for f in free if f not in weak)
+        held = Efficiency(**{**eff.as_dict(), **{f: getattr(IDEAL, f) for f in weak}})
+        theta, _ = _levenberg_marquardt(pts, _to_theta(held.as_dict(), free), free, held)
+        eff = _to_eff(theta, free, held)
+        r = _residual(pts, eff)
+        J = _jacobian(pts, theta, free, held, r)
+    small = {f: 0.0 for f in TIMES if getattr(eff, f) <= 1e3 * _TIME_FLOOR}
+    if small:
+        eff = Efficiency(**{**eff.as_dict(), **small})
+    dof = n - len(free)
+    s2 = float(r @ r) / dof if dof > 0 else float("nan")
+    cov = np.linalg.pinv(J.T @ J) * s2 if free else np.zeros((0, 0))
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * np.abs(_dvalue_dtheta(eff, free)) if free else np.zeros(0)
+    stderr = {f: float("nan") for f in ALL_TERMS}
+    stderr.update({f: float(v) for f, v in zip(free, sd)})
+    return EfficiencyFit(eff, stderr, det, float(np.sqrt(s2)) if np.isfinite(s2) else float("nan"), n, cov, free,
+                         predict_points(pts, eff))
+
+
+def fit_efficiency(items: Mapping[str, Measurement], terms: Iterable[str] = MODEL_TERMS) -> EfficiencyFit:
+    """`fit_points` of measurements (key → Measurement)."""
+    return fit_points(points(items), terms)
+
+
+# ---------------------------------------------------------------- cross-validation
+
+CV_KINDS = ("publisher", "chip", "model", "k5")
+CV_SEED = 0
+
+
+def groups_of(items: Mapping[str, Measurement], by: str, *, seed: int = CV_SEED, folds: int = 5) -> np.ndarray:
+    """Each measurement's group for cross-validation: its publisher, chip (hardware preset), model, or for
+    "k5" a seeded random fold ("fold 1" … "fold 5": a permutation of the points dealt round-robin)."""
+    if by not in CV_KINDS:
+        raise ValueError(f"cross-validation by {by!r} is not allowed: choose one of {', '.join(CV_KINDS)}")
+    keys = list(items)
+    if by == "k5":
+        perm = np.random.default_rng(seed).permutation(len(keys))
+        fold = np.empty(len(keys), int)
+        fold[perm] = np.arange(len(keys)) % folds
+        return np.array([f"fold {i + 1}" for i in fold])
+    attr = {"publisher": "publisher", "chip": "hardware", "model": "model"}[by]
+    return np.array([getattr(items[k], attr) for k in keys])
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Every point predicted by a fit that never saw its group (arrays in the order of `keys`)."""
+
+    by: str
+    keys: tuple[str, ...]
+    groups: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """predicted ÷ measured, held out."""
+        return self.predicted / self.measured
+
+    @property
+    def abs_error(self) -> np.ndarray:
+        """|predicted ÷ measured − 1|."""
+        return np.abs(self.ratio - 1.0)
+
+    @property
+    def median_error(self) -> float:
+        return float(np.median(self.abs_error))
+
+    @property
+    def p90_error(self) -> float:
+        return float(np.percentile(self.abs_error, 90))
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """The 10th and 90th percentiles of held-out predicted ÷ measured: 8 in 10 points fall inside."""
+        return float(np.percentile(self.ratio, 10)), float(np.percentile(self.ratio, 90))
+
+
+def cross_validate(items: Mapping[str, Measurement], by: str = "k5", *, seed: int = CV_SEED,
+                   terms: Iterable[str] = MODEL_TERMS) -> CrossValidation:
+    """Leave one group out at a time (`groups_of`): fit `terms` on the rest, predict the group.
+    ValueError when there is one group only, or when the rest of some group is too few points to fit
+    (no more than the terms)."""
+    terms = tuple(terms)
+    groups = groups_of(items, by, seed=seed)
+    names = list(dict.fromkeys(groups.tolist()))
+    if len(names) < 2:
+        raise ValueError(f"the selection has one {by} only ({names[0] if names else 'none'}): leaving it out "
+                         "leaves nothing to fit")
+    pts = points(items)
+    pred = np.full(len(pts.keys), np.nan)
+    for g in names:
+        out = groups == g
+        train = pts.take(~out)
+        if len(train.keys) <= len(terms):
+            raise ValueError(f"leaving out {g} leaves {len(train.keys)} points, too few to fit {len(terms)} terms")
+        pred[out] = predict_points(pts.take(out), fit_points(train, terms).efficiency).predicted
+    return CrossValidation(by, pts.keys, groups, pts.measured, pred)
+
+
+@cache
+def built_in_fit() -> EfficiencyFit:
+    """The efficiency model fitted to every built-in measurement (presets/measurements.yaml); cached."""
+    return fit_efficiency(presets.measurement_presets())
+
+
+@cache
+def built_in_cv(by: str = "k5") -> CrossValidation:
+    """`cross_validate` of the built-in measurements; cached (the pages' error band comes from "k5")."""
+    return cross_validate(presets.measurement_presets(), by)
