@@ -224,7 +224,8 @@ def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _util, _de
     fits = np.flatnonzero(p["fits"])
     x, y = p["tokens_per_s_per_user"][fits], p["usd_per_mtok"][fits]
     chip, mode, meets = p["hardware"][fits], p["mode"][fits], p["meets_ttft"][fits]
-    keep = fig_plan.thin(x, y, (chip.astype(np.int64) * 2 + mode) * 2 + meets)
+    per_decade = fig_plan.cells_per_decade(len(_hardware))
+    keep = fig_plan.thin(x, y, chip, per_decade, rank=np.where(meets, y, y * 1e100))   # TTFT-meeting dots first
     sel = fits[keep]
     dots = {"x": x[keep], "y": y[keep], "chip": chip[keep], "mode": mode[keep], "meets": meets[keep],
             "precision": p["weight_dtype"][sel].astype(np.int64) * len(KV_DTYPES) + p["kv_dtype"][sel],
@@ -234,7 +235,7 @@ def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _util, _de
         "best": None if res.best is None else res.point(res.best),
         "closest": None if res.closest is None else res.point(res.closest),
         "binding": res.binding, "reason": res.reason, "notes": res.notes, "efficiency": res.efficiency,
-        "evaluated": res.configs_evaluated, "fit": int(fits.size), "search_s": res.search_s,
+        "evaluated": res.configs_evaluated, "fit": int(fits.size), "search_s": res.search_s, "per_decade": per_decade,
         "top": [res.point(int(i)) for i in res.top], "replicas": res.replicas(), "dots": dots,
         "frontier": {"x": np.array([f["tokens_per_s_per_user"] for f in fr]),
                      "y": np.array([f["usd_per_mtok"] for f in fr]),
@@ -413,7 +414,8 @@ else:
         d["x"], d["y"], d["chip"], d["mode"], d["meets"], [PRECISIONS[i] for i in d["precision"]], d["custom"],
         chip_names=names, chip_colors=colors, frontier_x=found["frontier"]["x"], frontier_y=found["frontier"]["y"],
         frontier_text=found["frontier"]["text"], winner=(pt["tokens_per_s_per_user"], pt["usd_per_mtok"]),
-        feasible=feasible, target_x=a / tpot, target_label=target_label, evaluated=found["evaluated"]),
+        feasible=feasible, target_x=a / tpot, target_label=target_label, evaluated=found["evaluated"],
+        per_decade=found["per_decade"]),
         key="plan_points")
     st.caption(f"{found['evaluated']:,} configurations of {model.name} over {len(hardware)} chip(s), searched in "
                f"{found['search_s'] * 1e3:,.0f} ms; {found['fit']:,} fit in HBM (the dots). Right of the dashed line "

@@ -111,9 +111,11 @@ def test_the_card_chart_and_table_are_plan_called_directly():
     p = res.points
     fits = np.flatnonzero(p["fits"])
     dots_x = np.concatenate([arr(t["x"]) for t in f["data"] if t["type"] == "scattergl"])
-    keep = fig_plan.thin(p["tokens_per_s_per_user"][fits], p["usd_per_mtok"][fits],
-                         (p["hardware"][fits].astype(np.int64) * 2 + p["mode"][fits]) * 2 + p["meets_ttft"][fits])
-    assert dots_x.size == keep.size and 1000 < keep.size < fits.size
+    y = p["usd_per_mtok"][fits]
+    keep = fig_plan.thin(p["tokens_per_s_per_user"][fits], y, p["hardware"][fits], fig_plan.cells_per_decade(3),
+                         rank=np.where(p["meets_ttft"][fits], y, y * 1e100))
+    assert [fig_plan.cells_per_decade(h) for h in (1, 3, 6, 15, 40)] == [12, 12, 10, 6, 4]   # round(24/√h), 4 … 12
+    assert dots_x.size == keep.size and 1000 < keep.size < fits.size / 10
     assert np.isin(dots_x, p["tokens_per_s_per_user"][fits]).all()
     # The table: the plan's ten best, in order.
     table = at.dataframe[0].value
@@ -340,10 +342,11 @@ def test_thin_keeps_the_cheapest_point_of_each_cell_and_group():
     x = np.array([10.0, 10.5, 11.0, 100.0, 10.2, np.nan, 0.0])
     y = np.array([1.0, 0.9, 1.05, 1.0, 0.95, 1.0, 1.0])
     g = np.array([0, 0, 0, 0, 1, 0, 0])
-    # 10, 10.5, 11 share a 1/10-decade cell on both axes (log10 x in [1, 1.1), log10 y in [-0.1, 0.1) … split
-    # at 0): 0.9 and 0.95 sit in the cell below 1.0 and 1.05.
-    keep = fig_plan.thin(x, y, g)
+    # 10, 10.5 and 11 share a 1/6-decade cell in x (log10 x in [1, 1.17)); in y, 1.0 and 1.05 share [0, 0.17) and
+    # 0.9 sits in the cell below; 100 is a cell of its own, and group 1 another.
+    keep = fig_plan.thin(x, y, g, per_decade=6)
     assert list(keep) == [0, 1, 3, 4]
+    assert list(fig_plan.thin(x, y, g, per_decade=6, rank=np.array([5, 0, 1, 0, 0, 0, 0.0]))) == [1, 2, 3, 4]
     assert fig_plan.thin(np.array([]), np.array([]), np.array([])).size == 0
 
 
@@ -354,6 +357,6 @@ def test_the_figure_validates_against_plotlys_schema():
                              ["fp8 weights, fp8 KV"] * n, np.ones((n, len(fig_plan.CUSTOM))), chip_names=["A", "B"],
                              chip_colors=fig_plan.CHIP_COLORS, frontier_x=np.array([1.0, 10.0]),
                              frontier_y=np.array([0.5, 1.0]), frontier_text=["a", "b"], winner=(10.0, 1.0),
-                             feasible=True, target_x=20.0, target_label="TPOT ≤ 50 ms", evaluated=n)
+                             feasible=True, target_x=20.0, target_label="TPOT ≤ 50 ms", evaluated=n, per_decade=6)
     validate(f.plotly)
     assert [t["name"] for t in f.spec_data if t.get("showlegend", True) and t["type"] == "scattergl"] == ["A", "B"]

@@ -2,9 +2,10 @@
 
 One chart holds the whole search: every configuration as a dot (tokens/s per user against $ per million
 output tokens, both log), coloured by chip, the frontier as a line, the TPOT target as a vertical line
-and the winner marked.  A search evaluates 100k–200k configurations; `thin` keeps one dot per chip,
-serving mode and TTFT verdict in each cell of a fixed log grid (the cheapest there), which a screen
-cannot tell from the whole cloud and which a dial move can send and redraw (WebGL, `scattergl`).
+and the winner marked.  A search evaluates 100k–200k configurations; the page keeps, with `thin`, one
+dot per chip in each cell of a fixed log grid (the cheapest there that meets the TTFT target, else the
+cheapest): the cloud's shape at a screen's resolution, in a few thousand dots that a dial move can send
+and redraw (WebGL, `scattergl`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ui.figures.plot import NARROW_BELOW_PX, NARROW_META, Spec, SpecFigure, axis, base_layout, decades_if_wide
 
-CELLS_PER_DECADE = 10           # thinning grid: cells per power of ten on each axis
+DOTS_PER_CHIP_DECADE = 24       # thinning grid: cells per power of ten ≈ this / √chips (4 … 12)
 CHIP_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
                "#e6550d", "#31a354")
@@ -30,15 +31,23 @@ DOT_SIZE = 6
 CUSTOM = ("chips", "pipeline_stages", "batch", "ttft_s", "tpot_s", "prefill_chips", "prefill_batch")
 
 
-def thin(x: np.ndarray, y: np.ndarray, group: np.ndarray, per_decade: int = CELLS_PER_DECADE) -> np.ndarray:
+def cells_per_decade(chips: int) -> int:
+    """The thinning grid's cells per power of ten for a search over `chips` chips: finer for fewer chips, so a
+    search of one chip or of fifteen draws a few thousand dots (15 chips: 6 a decade)."""
+    return int(np.clip(round(DOTS_PER_CHIP_DECADE / np.sqrt(max(chips, 1))), 4, 12))
+
+
+def thin(x: np.ndarray, y: np.ndarray, group: np.ndarray, per_decade: int = 6,
+         rank: np.ndarray | None = None) -> np.ndarray:
     """Indices of one point per (group, cell) of a grid of `per_decade` cells per power of ten on both
-    (log) axes: in each cell the point with the smallest y (the cheapest), ties to the first.  Points
-    with a non-finite or non-positive x or y are left out.  The grid is fixed (aligned to powers of ten),
-    so a dot stays put while the inputs move other dots."""
+    (log) axes: in each cell the point of lowest `rank` (default: y, the cheapest), ties to the first, in
+    index order.  Points with a non-finite or non-positive x or y are left out.  The grid is fixed
+    (aligned to powers of ten), so a dot stays put while the inputs move other dots."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     idx = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
     if idx.size == 0:
         return idx
+    r = (y if rank is None else np.asarray(rank, float))[idx]
     cx = np.floor(np.log10(x[idx]) * per_decade).astype(np.int64)
     cy = np.floor(np.log10(y[idx]) * per_decade).astype(np.int64)
     cx -= cx.min()
@@ -47,8 +56,8 @@ def thin(x: np.ndarray, y: np.ndarray, group: np.ndarray, per_decade: int = CELL
     key = (g * (cx.max() + 1) + cx) * (cy.max() + 1) + cy
     _, inv = np.unique(key, return_inverse=True)
     best = np.full(int(inv.max()) + 1, np.inf)
-    np.minimum.at(best, inv, y[idx])
-    hit = np.flatnonzero(y[idx] == best[inv])                     # the cheapest of each cell (ties: all)
+    np.minimum.at(best, inv, r)
+    hit = np.flatnonzero(r == best[inv])                          # the lowest rank of each cell (ties: all)
     _, first = np.unique(inv[hit], return_index=True)
     return idx[np.sort(hit[first])]
 
@@ -74,7 +83,7 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
                 precision: Sequence[str], custom: np.ndarray, *, chip_names: Sequence[str],
                 chip_colors: Sequence[str], frontier_x: np.ndarray, frontier_y: np.ndarray,
                 frontier_text: Sequence[str], winner: tuple[float, float], feasible: bool,
-                target_x: float, target_label: str, evaluated: int,
+                target_x: float, target_label: str, evaluated: int, per_decade: int,
                 title: str = "Every configuration searched: speed per user against cost") -> SpecFigure:
     """The search as one chart (module docstring): dots (`x` tokens/s per user, `y` $/Mtok, one per
     thinned configuration) in one WebGL trace per chip × serving mode × TTFT verdict (filled: meets
@@ -82,7 +91,7 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
     `precision` is each dot's "weights/KV" text and `custom` its CUSTOM columns (hover); the frontier
     (`frontier_x` ascending) as a line with `frontier_text` as hover; the TPOT target as a dashed vertical
     line at `target_x` with `target_label`; the winner (or, not `feasible`, the closest point) as a dot.
-    `evaluated` (configurations searched) goes in the title's second line."""
+    `evaluated` (configurations searched) and `per_decade` (the thinning grid) go in the title's second line."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     chip, mode, ok = np.asarray(chip), np.asarray(mode), np.asarray(meets_ttft, bool)
     text = np.asarray(precision, dtype=object)
@@ -118,8 +127,8 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
     spec.now_point(winner[0], winner[1], name=name, marker=WINNER_MARKER if feasible else CLOSEST_MARKER,
                    room_x=np.concatenate([fx, [winner[0]]]), room_y=np.concatenate([fy, [winner[1]]]))
     spec.layout = base_layout(
-        f"{title}<br><sup>{evaluated:,} configurations; dots thinned to the cheapest per chip in each "
-        f"1/{CELLS_PER_DECADE}-decade cell</sup>",
+        f"{title}<br><sup>{evaluated:,} configurations; a dot per chip in each 1/{per_decade}-decade "
+        "cell: its cheapest, that meets TTFT if one does</sup>",
         height=640, hovermode="closest",
         xaxis=axis("speed per user [tokens/s]", **decades_if_wide(x, fx, [target_x])),
         yaxis=axis("cost [$ per million output tokens, prompts included]", **decades_if_wide(y, fy)),
