@@ -465,9 +465,9 @@ TERMS: tuple[TermInfo, ...] = (
              "step (refresh, bank conflicts, kernel tails); every byte of the bound is divided by it",
              "Jia et al., 'Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking' (arXiv 1804.06826, "
              "2018): a copy kernel reaches about 83 % of V100's peak HBM bandwidth"),
-    TermInfo("compute", "η_c", "-", "decode compute efficiency",
+    TermInfo("compute", "η_c", "-", "dense compute efficiency",
              "decode matmuls have B·k rows, attention runs per sequence: neither fills the tensor cores as a "
-             "large square GEMM does",
+             "large square GEMM does; the prompt work a step carries runs at it too unless η_p is fitted",
              "Williams, Waterman, Patterson, 'Roofline: an insightful visual performance model' (CACM 52(4), "
              "2009, doi:10.1145/1498765.1498785): attained FLOP/s below the peak ceiling"),
     TermInfo("prefill", "η_p", "-", "prompt compute efficiency",

@@ -110,10 +110,12 @@ def _term_lines(fit, title: str) -> str:
     for t in fit.terms():
         if t["unit"] == "s":
             value, unit = f"{t['value'] * 1e3:.3f}", "ms"
-            err = f"± {t['stderr'] * 1e3:.3f}" if np.isfinite(t["stderr"]) else "(not determined)"
+            err = f"± {t['stderr'] * 1e3:.3f}" if np.isfinite(t["stderr"]) else "not fitted: 0"
+        elif t["field"] == "prefill" and not t["determined"]:
+            value, unit, err = f"{t['value']:.3f}", "", "not fitted: = η_c"
         else:
             value, unit = f"{t['value']:.3f}", ""
-            err = f"± {t['stderr']:.3f}" if np.isfinite(t["stderr"]) else "(not determined: held at 1)"
+            err = f"± {t['stderr']:.3f}" if np.isfinite(t["stderr"]) else "not fitted: 1"
         rows.append([t["symbol"], t["label"], value, unit, err])
     return title + "\n" + table(["term", "what", "value", "unit", "± 1σ"], rows)
 
@@ -123,12 +125,14 @@ def _selection(a: argparse.Namespace, keys) -> dict[str, Any]:
             "measurements_file": a.measurements}
 
 
-def _cross_validation(a: argparse.Namespace, sel: dict[str, Any], keys) -> tuple[dict[str, Any], str]:
+def _cross_validation(a: argparse.Namespace, items: dict[str, Any], sel: dict[str, Any],
+                      keys) -> tuple[dict[str, Any], str]:
     from .. import calibrate
 
+    whole = a.measurements is None and len(sel) == len(items)        # the built-in set: its cached fit
     try:
-        cv = calibrate.cross_validate(sel, a.cv)
-        fit = calibrate.fit_efficiency(sel)
+        cv = calibrate.built_in_cv(a.cv) if whole else calibrate.cross_validate(sel, a.cv)
+        fit = calibrate.built_in_fit() if whole else calibrate.fit_efficiency(sel)
     except ValueError as e:
         raise CLIError(f"--cv {a.cv}: {e}") from None
     ins = np.abs(fit.fitted.ratio - 1.0)
@@ -176,6 +180,10 @@ def _prediction(a: argparse.Namespace, sel: dict[str, Any], keys) -> tuple[dict[
             "terms": _terms(fit), "sigma_log": fit.sigma_log, "expected_band": list(band),
             "expected_band_from": "k5 cross-validation of the built-in measurements", "count": len(rows),
             "median_abs_error": float(np.median(err)), "p90_abs_error": float(np.percentile(err, 90)), "points": rows}
+    slow = [r["key"] for r, ok in zip(rows, pred.reachable) if not ok]
+    if slow:
+        data["reason"] = (f"at the fitted terms even one sequence cannot reach the published speed of "
+                          f"{', '.join(slow[:3])}{' …' if len(slow) > 3 else ''}: predicted at a batch below 1")
     head = kv_lines([("fitted on", f"the {fit.n} built-in measurements (your file is not fitted)"),
                      ("points predicted", len(rows)),
                      ("median |predicted ÷ measured − 1|", f"{data['median_abs_error']:.1%}"),
@@ -184,7 +192,8 @@ def _prediction(a: argparse.Namespace, sel: dict[str, Any], keys) -> tuple[dict[
                   "ideal tok/s/GPU", "batch", "load"],
                  [[r["key"], r["measured_tokens_per_s_per_gpu"], r["predicted_tokens_per_s_per_gpu"], r["ratio"],
                    r["ideal_tokens_per_s_per_gpu"], r["batch"], r["load"]] for r in rows])
-    return data, head + "\n\n" + _term_lines(fit, "terms:") + "\n\n" + text
+    note = f"\nnote: {data['reason']}" if slow else ""
+    return data, head + note + "\n\n" + _term_lines(fit, "terms:") + "\n\n" + text
 
 
 def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -200,7 +209,7 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     items = load_measurements(a.measurements) if a.measurements is not None else _built_in()
     sel, keys = _select(a, items)
     if a.cv:
-        return _cross_validation(a, sel, keys)
+        return _cross_validation(a, items, sel, keys)
     if a.predict:
         return _prediction(a, sel, keys)
     c = calibrate.check(sel)

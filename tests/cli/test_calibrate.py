@@ -10,6 +10,7 @@ import pytest
 
 from model import calibrate as cal
 from model import presets
+from tests import ROOT
 from tests.cli.helpers import module, module_error, run_error, run_json, run_text
 
 ITEMS = presets.measurement_presets()
@@ -84,3 +85,108 @@ def test_as_a_subprocess():
     p = module("calibrate", "--publisher", "Alibaba", "--json")
     assert p.returncode == 0 and json.loads(p.stdout)["points"][0]["key"] == "rtp-llm-deepseek-h800"
     assert module_error("calibrate", "--model", "nope").startswith("error: --model")
+
+
+# ---------------------------------------------------------------- the efficiency model: --cv and --predict
+
+def test_cross_validation_json_is_the_modules(capsys):
+    d = run_json(capsys, "calibrate", "--cv", "k5")
+    cv = cal.built_in_cv("k5")
+    assert d["cv"] == "k5" and d["seed"] == cal.CV_SEED and d["groups"] == 5 and d["count"] == len(ITEMS)
+    assert d["median_abs_error"] == pytest.approx(cv.median_error) and d["p90_abs_error"] == pytest.approx(cv.p90_error)
+    assert d["band"] == pytest.approx(list(cv.band))
+    rows = {r["key"]: r for r in d["points"]}
+    assert set(rows) == set(ITEMS)
+    for i, k in enumerate(cv.keys):
+        r = rows[k]
+        assert r["group"] == cv.groups[i] and r["measured_tokens_per_s_per_gpu"] == pytest.approx(cv.measured[i])
+        assert r["predicted_tokens_per_s_per_gpu"] == pytest.approx(cv.predicted[i])
+        assert r["ratio"] == pytest.approx(cv.predicted[i] / cv.measured[i])
+    # The same median from the points themselves.
+    assert np.median([abs(r["ratio"] - 1) for r in d["points"]]) == pytest.approx(d["median_abs_error"])
+    terms = {t["field"]: t for t in d["terms"]}
+    fit = cal.built_in_fit()
+    for name in cal.MODEL_TERMS:
+        assert terms[name]["value"] == pytest.approx(getattr(fit.efficiency, name))
+        assert terms[name]["stderr"] == pytest.approx(fit.stderr[name]) and terms[name]["determined"]
+    assert terms["prefill"]["stderr"] is None and not terms["prefill"]["determined"]     # NaN → null
+
+
+def test_cross_validation_by_model_names_each_points_model(capsys):
+    d = run_json(capsys, "calibrate", "--cv", "model")
+    assert {r["group"] for r in d["points"]} == {m.model for m in ITEMS.values()} and d["groups"] == 9
+    assert d["median_abs_error"] == pytest.approx(cal.built_in_cv("model").median_error)
+
+
+def test_cross_validation_of_a_selection_fits_only_the_selection(capsys):
+    d = run_json(capsys, "calibrate", "--cv", "chip", "--publisher", "NVIDIA")
+    sel = cal.select(ITEMS, publisher="NVIDIA")
+    cv = cal.cross_validate(sel, "chip")
+    assert d["count"] == len(sel) and d["median_abs_error"] == pytest.approx(cv.median_error)
+    assert {r["group"] for r in d["points"]} == {"h100", "h200", "b200", "gb200"}
+
+
+def test_cross_validation_table(capsys):
+    out = run_text(capsys, "calibrate", "--cv", "k5")
+    for needle in ("held-out median |predicted ÷ measured − 1|", "held-out 90th percentile", "fold 1",
+                   "predicted ÷ measured", "η_bw", "t_ℓp", "deepseek-h800-production"):
+        assert needle in out, needle
+    cv = cal.built_in_cv("k5")
+    assert f"{cv.median_error:.1%}" in out and f"{cv.p90_error:.1%}" in out
+
+
+def _own_points(tmp_path) -> str:
+    """Two points of the built-in set's own setups, written as a user's file with its own keys, one of them
+    on a chip of the user's own (the h100 preset renamed, as a spec file)."""
+    (tmp_path / "chips").mkdir()
+    chip = presets.dump_item(presets.get("hardware", "h100").with_(name="Lab H100"), "hardware", "lab-h100")
+    (tmp_path / "chips" / "lab.yaml").write_text(chip)
+    head = ("key,publisher,model,hardware,weights,kv,compute,scope,gpus,chips_per_replica,input_tokens,"
+            "output_tokens,throughput,throughput_metric,engine,concurrency\n")
+    rows = ("lab-8b,Lab,llama-3.1-8b,chips/lab.yaml,fp8,fp8,fp8,system,1,1,1000,1000,12000,output per GPU,vLLM,256\n"
+            "lab-70b,Lab,Llama-3.1-70B,H200,fp8,fp8,fp8,system,2,2,1000,1000,2500,output per group,vLLM,128\n")
+    f = tmp_path / "lab.csv"
+    f.write_text(head + rows)
+    return str(f)
+
+
+def test_predict_fits_the_built_in_points_only(capsys, tmp_path):
+    path = _own_points(tmp_path)
+    d = run_json(capsys, "calibrate", "--measurements", path, "--predict")
+    fit = cal.built_in_fit()
+    assert d["fitted_count"] == len(ITEMS) and d["count"] == 2
+    assert {t["field"]: t["value"] for t in d["terms"]}["bandwidth"] == pytest.approx(fit.efficiency.bandwidth)
+    assert d["expected_band"] == pytest.approx(list(cal.built_in_cv("k5").band))
+    mine = cal.load_user_measurements(open(path, "rb").read(), path, base=tmp_path)
+    pred = cal.predict_measurements(mine, fit.efficiency)
+    ideal = cal.check(mine).ideal
+    rows = {r["key"]: r for r in d["points"]}
+    for i, k in enumerate(pred.keys):
+        r = rows[k]
+        assert r["measured_tokens_per_s_per_gpu"] == pytest.approx(pred.measured[i])
+        assert r["predicted_tokens_per_s_per_gpu"] == pytest.approx(pred.predicted[i])
+        assert r["ideal_tokens_per_s_per_gpu"] == pytest.approx(ideal[i])
+        assert r["ratio"] == pytest.approx(pred.predicted[i] / pred.measured[i]) and r["load"] == "batch"
+        assert 0 < r["predicted_tokens_per_s_per_gpu"] < r["ideal_tokens_per_s_per_gpu"]
+    assert rows["lab-8b"]["hardware"] == str((tmp_path / "chips" / "lab.yaml").resolve())
+    assert rows["lab-70b"]["measured_tokens_per_s_per_gpu"] == 1250 and rows["lab-70b"]["hardware"] == "h200"
+    assert rows["lab-8b"]["batch"] == 256 and rows["lab-70b"]["batch"] == 128
+    text = run_text(capsys, "calibrate", "--measurements", path, "--predict")
+    assert "your file is not fitted" in text and "lab-70b" in text and "η_e" in text
+
+
+def test_predict_says_when_a_published_speed_is_out_of_reach(capsys):
+    d = run_json(capsys, "calibrate", "--measurements", str(ROOT / "docs" / "example_measurements.csv"), "--predict")
+    assert d["count"] == 3 and all(r["load"] == "speed" for r in d["points"])
+    assert "cannot reach the published speed" in d["reason"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--predict"], "--predict: needs --measurements FILE"),
+    (["--predict", "--cv", "k5", "--measurements", "x.csv"], "--predict: not with --cv"),
+    (["--cv", "model", "--model", "llama-3.1-8b"], "--cv model: the selection has one model only"),
+    (["--cv", "engine"], "invalid choice"),
+])
+def test_bad_model_flags_exit_2_with_one_line(args, needle, capsys):
+    line = run_error(capsys, "calibrate", *args)
+    assert needle in line, line

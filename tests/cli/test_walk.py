@@ -62,6 +62,8 @@ SETTINGS: dict[tuple[str, str], list[list[str]]] = {
     ("calibrate", "selection"): [[], ["--publisher", "NVIDIA"], ["--model", "deepseek-v3"], ["--hardware", "h100"],
                                  ["--measurement", "deepseek-h800-production,sglang-deepseek-h100-decode"],
                                  ["--measurements", str(ROOT / "docs" / "example_measurements.csv")]],
+    ("calibrate", "cross-validation"): [["--cv", "k5"]],
+    ("calibrate", "predict"): [["--predict", "--measurements", str(ROOT / "docs" / "example_measurements.csv")]],
     ("presets", "list"): [[], *([kind] for kind in cli.COMMANDS["presets"].KINDS)],
     ("plan", "plan"): [["--hardware", "h100,b200"], ["--hardware", "h100", "--throughput", "50", "--max-chips", "8"]],
 }
