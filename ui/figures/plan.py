@@ -53,13 +53,26 @@ def thin(x: np.ndarray, y: np.ndarray, group: np.ndarray, per_decade: int = 6,
     cx -= cx.min()
     cy -= cy.min()
     g = np.asarray(group)[idx].astype(np.int64)
-    key = (g * (cx.max() + 1) + cx) * (cy.max() + 1) + cy
-    _, inv = np.unique(key, return_inverse=True)
-    best = np.full(int(inv.max()) + 1, np.inf)
-    np.minimum.at(best, inv, r)
-    hit = np.flatnonzero(r == best[inv])                          # the lowest rank of each cell (ties: all)
-    _, first = np.unique(inv[hit], return_index=True)
-    return idx[np.sort(hit[first])]
+    g -= g.min()
+    key = (g * (cx.max() + 1) + cx) * (cy.max() + 1) + cy          # dense: groups × cells (no sort needed)
+    best = np.full(int(key.max()) + 1, np.inf)
+    np.minimum.at(best, key, r)
+    hit = np.flatnonzero(r == best[key])                           # the lowest rank of each cell (ties: all)
+    first = np.full(best.size, idx.size)
+    np.minimum.at(first, key[hit], hit)                            # ties: the first
+    return idx[np.sort(first[first < idx.size])]
+
+
+def log_range(*values: np.ndarray, pad: float = 0.08) -> tuple[float, float]:
+    """A log axis's range (log10 units) over the positive finite `values`, widened by `pad` of a decade on each
+    side and rounded out to 1/8 of a decade (so a range moves only when the values cross such a step);
+    (0, 1) when there are none."""
+    v = np.concatenate([np.ravel(np.asarray(a, float)) for a in values]) if values else np.array([])
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size == 0:
+        return 0.0, 1.0
+    lo, hi = float(np.log10(v.min())) - pad, float(np.log10(v.max())) + pad
+    return float(np.floor(lo * 8) / 8), float(np.ceil(hi * 8) / 8)
 
 
 def describe(chip: str, chips: int, stages: int, batch: int, weights: str, kv: str, mode: str,
@@ -123,15 +136,21 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
                      marker={"size": 9, "color": "#555555", "symbol": symbol})
     spec.vline(target_x, color=TARGET_COLOR, dash="dash", width=2)
     spec.label(target_x, 1.0, target_label, xanchor="left", yanchor="top", xshift=4, font={"size": 13})
+    # Set ranges (the dots' extent, the winner and the target line): a move that only moves the target or the
+    # winner then redraws two shapes, not the WebGL dots (a new range, or a trace keeping room for the winner's
+    # dot, would make plotly redraw every dot).
+    x_range = log_range(x, fx, [winner[0], target_x])
+    y_range = log_range(y, fy, [winner[1]])
     name = "cheapest that meets both targets" if feasible else "closest point (not feasible)"
     spec.now_point(winner[0], winner[1], name=name, marker=WINNER_MARKER if feasible else CLOSEST_MARKER,
-                   room_x=np.concatenate([fx, [winner[0]]]), room_y=np.concatenate([fy, [winner[1]]]))
+                   ranges=(x_range, y_range))
     spec.layout = base_layout(
         f"{title}<br><sup>{evaluated:,} configurations; a dot per chip in each 1/{per_decade}-decade "
         "cell: its cheapest, that meets TTFT if one does</sup>",
         height=640, hovermode="closest",
-        xaxis=axis("speed per user [tokens/s]", **decades_if_wide(x, fx, [target_x])),
-        yaxis=axis("cost [$ per million output tokens, prompts included]", **decades_if_wide(y, fy)),
+        xaxis=axis("speed per user [tokens/s]", range=list(x_range), **decades_if_wide(x, fx, [target_x])),
+        yaxis=axis("cost [$ per million output tokens, prompts included]", range=list(y_range),
+                   **decades_if_wide(y, fy)),
         margin={"l": 90, "r": 30, "t": 80, "b": 120})
     # A phone: a taller chart (its legend takes many rows) with the legend nearer the plot.
     spec.layout["meta"] = {NARROW_META: {"below_px": NARROW_BELOW_PX, "layout": {
