@@ -32,7 +32,7 @@ from ui.elements.metrics import Metric
 from ui.equations.plan import binding_term
 from ui.figures import plan as fig_plan
 from ui.figures.batch import step_breakdown
-from ui.format import number, seconds, tokens, usd
+from ui.format import number, seconds, usd
 from ui.state import custom, dials
 from ui.state.dials import BATCH_OPTIONS, CHIP_OPTIONS, CONTEXT_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.state.view import assemble, current_view, page_header
@@ -375,7 +375,7 @@ else:
         if b_link != pt["batch"]:
             moved.append(f"batch {pt['batch']:,} → {b_link:,}")
         if t_link != pt["context"]:
-            moved.append(f"context {tokens(pt['context'])} → {tokens(t_link)} tokens")
+            moved.append(f"context {pt['context']:,.0f} → {t_link:,} tokens")
         if pt["pipeline_stages"] > 1:
             moved.append(f"{pt['chips']:,} chips × {pt['pipeline_stages']} stages → C = {c_link:,} in one stage")
         elif c_link != CP:

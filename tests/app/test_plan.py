@@ -350,6 +350,11 @@ def test_thin_keeps_the_cheapest_point_of_each_cell_and_group():
     assert fig_plan.thin(np.array([]), np.array([]), np.array([])).size == 0
 
 
+def test_log_range_pads_and_rounds_out_to_eighths_of_a_decade():
+    assert fig_plan.log_range(np.array([1.0, 100.0])) == (-0.125, 2.125)       # 0 − 0.08 → −1/8; 2.08 → 17/8
+    assert fig_plan.log_range(np.array([np.nan, -1.0])) == (0.0, 1.0)
+
+
 def test_the_figure_validates_against_plotlys_schema():
     n = 6
     f = fig_plan.plan_figure(np.geomspace(1, 100, n), np.geomspace(10, 0.1, n), np.array([0, 0, 1, 1, 0, 1]),
