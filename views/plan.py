@@ -50,6 +50,8 @@ CHIP_CHOICES = [*HW, dials.CUSTOM]
 BY_LABELS = {"tpot": "time per output token", "tps": "tokens/s per user"}
 EFF_LABELS = {"realistic": "realistic (the sidebar's Efficiency dials)", "ideal": "ideal roofline"}
 PRECISIONS = [f"{w} weights, {kv} KV" for w in WEIGHT_DTYPES for kv in KV_DTYPES]   # index w·len(KV) + kv
+BINDS = {"hbm": "HBM capacity binds", "ttft": "the TTFT target binds", "tpot": "the TPOT target binds",
+         "ttft+tpot": "the TTFT and TPOT targets bind together"}     # model.plan.Plan.binding
 ss = st.session_state
 
 
@@ -257,7 +259,7 @@ with notices:
         st.warning(f"No plan for {model.name}: {dials.md_code(failed)}", icon="⚠️")
     elif found["best"] is None:
         cl = found["closest"]
-        st.warning(f"**Nothing meets the targets** ({found['binding'].replace('+', ' and ').upper()} binds): "
+        st.warning(f"**Nothing meets the targets** ({BINDS[found['binding']]}): "
                    f"{found['reason']}. The card shows the closest point — TTFT {seconds(cl['ttft_s'])}, TPOT "
                    f"{seconds(cl['tpot_s'])} at {usd(cl['usd_per_mtok'])} per million output tokens.", icon="⚠️")
 

@@ -210,6 +210,7 @@ def test_every_searchable_chip_when_the_list_is_empty():
 @pytest.mark.parametrize(("query", "binding"), [
     ({"pl_hw": "a100,h100", "pl_i": "200000", "pl_ttft": "0.05"}, "ttft"),
     ({"pl_hw": "a100,h100", "pl_by": "tps", "pl_tps": "1000"}, "tpot"),
+    ({"pl_hw": "a100,h100", "pl_i": "10000000"}, "hbm"),      # 10M tokens of KV: more than 8 chips' HBM hold
 ])
 def test_nothing_feasible_names_the_binding_target_and_shows_the_closest_point(query, binding):
     at = pl_app({**V1, **query})
@@ -219,7 +220,8 @@ def test_nothing_feasible_names_the_binding_target_and_shows_the_closest_point(q
     assert res.best is None and res.binding == binding
     close = res.point(res.closest)
     warn = " ".join(w.value for w in at.warning)
-    assert f"({binding.upper()} binds)" in warn and res.reason in warn
+    said = "HBM capacity binds" if binding == "hbm" else f"the {binding.upper()} target binds"
+    assert f"({said})" in warn and res.reason in warn
     assert f"TTFT {seconds(close['ttft_s'])}, TPOT {seconds(close['tpot_s'])}" in warn
     assert "Closest point — not feasible" in page_text(at, "markdown")
     m = metrics(at)
