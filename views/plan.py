@@ -15,6 +15,7 @@ precision are what the plan searches, so they are not read.
 """
 
 import csv
+import dataclasses
 import io
 import math
 from urllib.parse import urlencode
@@ -122,7 +123,9 @@ def _chip_label(key: str) -> str:
 
 # ---------------------------------------------------------------- the page: header, notices, card | inputs
 view = current_view()
-page_header(heading("plan"), view)
+# The sidebar's C and compute precision are searched here, not read: their warnings do not apply.
+page_header(heading("plan"), dataclasses.replace(view, warnings=tuple(
+    w for w in view.warnings if "scale-up domain" not in w and "FLOP/s figure" not in w)))
 notices = st.container()        # one fixed slot for what comes and goes with the inputs
 card, inputs = st.columns([3, 2], gap="medium")   # a phone stacks them: the card first
 

@@ -200,6 +200,13 @@ def test_a_custom_chip_that_is_missing_or_broken_is_left_out_with_a_notice():
     assert {t.get("legendgroup") for t in fig(at, POINTS)["data"] if t["type"] == "scattergl"} == {"chip0"}
 
 
+def test_the_sidebars_c_and_precision_warnings_are_not_shown_here():
+    """The plan searches C and the compute dtype, so the sidebar's warnings about them do not apply."""
+    at = pl_app({**V1, "c": "72", "cd": "fp4", "pl_hw": "h100"})
+    assert at.session_state["_view"].warnings                   # the sidebar has two to say …
+    assert not [w.value for w in at.warning if "scale-up domain" in w.value or "FLOP/s" in w.value]   # … not here
+
+
 def test_every_searchable_chip_when_the_list_is_empty():
     at = pl_app(V1)
     assert at.session_state["pl_hw"] == []
