@@ -38,9 +38,10 @@ grid search over [0.01, 1]², refined once.
 
 Prediction (the second half of this module): the bound leaves out what real serving loses, so
 `Efficiency` names a few terms — HBM bandwidth efficiency, compute efficiency of the dense and of the
-routed-expert matmuls, a fixed time per layer per step and a further one in steps that carry a prompt
-— and `predict_step` gives the step time of any setup (`parts_for`: a System at any batch and
-context, arrays) under them.  `fit_points` fits the terms to measurements (each at its own operating
+routed-expert matmuls, a fixed time per layer in the steps that carry a prompt (and, available but not
+fitted by default, a prompt efficiency of its own and a fixed time per layer in every step) — and
+`predict_step` gives the step time of any setup (`parts_for`: a System at any batch and context,
+arrays) under them.  `fit_points` fits the terms to measurements (each at its own operating
 point: its published batch, else its speed, else whatever fits in HBM — `load_of`), with a standard
 error per term; `cross_validate` measures the error on points each fit never saw (leave one
 publisher, chip, model or random fifth out).  `built_in_fit` and `built_in_cv` are those for the
@@ -407,8 +408,6 @@ def same_setup(a: Measurement, b: Measurement) -> bool:
 # each fit never saw (cross-validation).  docs/prediction.md gives every term's reason and source.
 
 KV_SHARE = 0.9                  # share of the HBM left after the weights that engines give the KV cache
-TRT_MAX_BATCH = 4096            # trtllm-bench's cap on the batch it tunes for (bench/build/tuning.py)
-RESERVING_ENGINES = ("TensorRT-LLM",)   # engines whose scheduler reserves KV for a sequence's whole L + O
 
 
 @dataclass(frozen=True)
@@ -462,9 +461,10 @@ class TermInfo:
 TERMS: tuple[TermInfo, ...] = (
     TermInfo("bandwidth", "η_bw", "-", "HBM bandwidth efficiency",
              "weights and KV are streamed by many kernels, none of which holds HBM at its peak for the whole "
-             "step (refresh, bank conflicts, kernel tails); every byte of the bound is divided by it",
+             "step (refresh, bank conflicts, kernel tails); every byte of the bound is divided by it, and with "
+             "no fixed time per layer in every step it also carries the launches that scale with a layer's bytes",
              "Jia et al., 'Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking' (arXiv 1804.06826, "
-             "2018): a copy kernel reaches about 83 % of V100's peak HBM bandwidth"),
+             "2018): the global-memory bandwidth microbenchmarks attain stays below the HBM's peak"),
     TermInfo("compute", "η_c", "-", "dense compute efficiency",
              "decode matmuls have B·k rows, attention runs per sequence: neither fills the tensor cores as a "
              "large square GEMM does; the prompt work a step carries runs at it too unless η_p is fitted",
@@ -472,7 +472,8 @@ TERMS: tuple[TermInfo, ...] = (
              "2009, doi:10.1145/1498765.1498785): attained FLOP/s below the peak ceiling"),
     TermInfo("prefill", "η_p", "-", "prompt compute efficiency",
              "in aggregated serving each step also prefills a share a/O of a new prompt per sequence "
-             "(chunked prefill); its matmuls and causal attention run at their own efficiency",
+             "(chunked prefill); its matmuls and causal attention could run at their own efficiency (not "
+             "fitted by default: it did not lower the held-out error, so the prompt runs at η_c)",
              "Agrawal et al., 'Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve' "
              "(arXiv 2403.02310, 2024): prompts split into chunks ride in the decode steps"),
     TermInfo("expert", "η_e", "-", "routed-expert compute efficiency",
@@ -482,7 +483,8 @@ TERMS: tuple[TermInfo, ...] = (
              "2022): grouped expert matmuls and their padding, dropping and imbalance"),
     TermInfo("layer_s", "t_ℓ", "s", "fixed time per layer per step",
              "each layer runs its kernels one after another and waits for the slowest chip; this time "
-             "does not shrink with more chips or a smaller batch, and it caps the speed of a small batch",
+             "does not shrink with more chips or a smaller batch (not fitted by default: the data cannot tell "
+             "it from a lower η_bw, and fitting it raised the held-out error)",
              "NVIDIA, 'Getting Started with CUDA Graphs' (2019, https://developer.nvidia.com/blog/cuda-graphs/): "
              "launch overheads of microseconds per kernel, tens of kernels per layer"),
     TermInfo("prompt_layer_s", "t_ℓp", "s", "further time per layer in a step with prompt work",
@@ -591,12 +593,6 @@ def parts_for(system: System, context, *, tokens_computed: float | None = None, 
                  C * full, rate * full, cap * full)
 
 
-def reserves_whole_sequence(m: Measurement) -> bool:
-    """True for an engine whose scheduler reserves KV for every sequence's whole L + O when it admits it
-    (TensorRT-LLM's default guaranteed-no-evict capacity scheduler, with trtllm-bench's batch cap)."""
-    return any(e.lower() in m.engine.lower() for e in RESERVING_ENGINES)
-
-
 _ATTENTION_DP = re.compile(r"\b(DP attention|attention DP|DP\d+)\b", re.IGNORECASE)
 
 
@@ -607,14 +603,13 @@ def attention_data_parallel(m: Measurement) -> bool:
 
 
 def parts(m: Measurement) -> Parts:
-    """The `Parts` of one measurement's setup (scalars held in 0-d arrays)."""
-    whole = reserves_whole_sequence(m)
+    """The `Parts` of one measurement's setup (scalars held in 0-d arrays).  Its capacity holds the mean
+    context for every engine: reserving a sequence's whole L + O (TensorRT-LLM's default scheduler) with
+    trtllm-bench's batch cap of 4,096 predicted the offline runs worse held out (docs/prediction.md)."""
     system = m.scope == "system"
     return parts_for(system_for(m), m.decode_context, tokens_computed=m.tokens_computed_per_step,
                      input_tokens=m.input_tokens if system else None, output_tokens=m.output_tokens if system else None,
-                     cache_hit_rate=m.cache_hit_rate,
-                     reserve_tokens=m.input_tokens + m.output_tokens if whole else None,
-                     max_batch=TRT_MAX_BATCH if whole else np.inf, attention_dp=attention_data_parallel(m))
+                     cache_hit_rate=m.cache_hit_rate, attention_dp=attention_data_parallel(m))
 
 
 def stack_parts(ps: Iterable[Parts]) -> Parts:
@@ -758,7 +753,9 @@ def predict_system(system: System, batch, context, eff: Efficiency, **kw) -> dic
 # ---------------------------------------------------------------- fitting the terms
 
 TIMES = ("layer_s", "prompt_layer_s")      # terms in seconds (fitted in log); the others are efficiencies
-MODEL_TERMS = ("bandwidth", "compute", "expert", "layer_s", "prompt_layer_s")   # the terms `fit_points` fits
+# The terms `fit_points` fits by default: those that lowered the held-out error (docs/prediction.md, "Which
+# terms"); η_p and t_ℓ stay available to fit but did not.
+MODEL_TERMS = ("bandwidth", "compute", "expert", "prompt_layer_s")
 _STARTS = ({"bandwidth": 0.5, "compute": 0.5, "prefill": 0.5, "expert": 0.1, "layer_s": 1e-4, "prompt_layer_s": 5e-4},
            {"bandwidth": 0.9, "compute": 0.5, "prefill": 0.4, "expert": 0.08, "layer_s": 4e-4, "prompt_layer_s": 1e-4},
            {"bandwidth": 0.3, "compute": 0.3, "prefill": 0.3, "expert": 0.05, "layer_s": 1e-5, "prompt_layer_s": 1e-3})

@@ -192,6 +192,7 @@ def test_a_chip_without_the_compute_format_is_refused():
 # ================================================================ the efficiency model (prediction)
 
 TRUE = cal.Efficiency(bandwidth=0.7, compute=0.45, expert=0.12, layer_s=2e-4, prompt_layer_s=5e-4)
+SYN = ("bandwidth", "compute", "expert", "layer_s", "prompt_layer_s")    # the terms TRUE sets, all fitted
 
 
 def _setup(model, hardware, chips, weights, compute, *, scope="decode", L=1000.0, O=1000.0, T=None,
@@ -267,17 +268,19 @@ def test_parts_of_a_measurement_split_the_bounds_terms():
     assert float(d.expert) == 0 and float(d.prompt_rate) == 0 and float(d.prefill_dense) == 0
 
 
-def test_capacity_reserved_for_the_whole_sequence_on_tensorrt_llm():
+def test_capacity_is_what_the_weights_leave_per_kv_of_the_context():
     """Llama 3.1 8B FP8 on one H100, 128/2048: 90 % of the 72 GB the weights leave, per 65,536 B of fp8 KV
-    per token over L + O = 2,176 tokens (TensorRT-LLM reserves it) — 454 sequences; over the mean
-    context L + O/2 = 1,152 elsewhere."""
+    per token over the mean context L + O/2 = 1,152 tokens — 858 sequences; an engine that reserves the
+    whole L + O = 2,176 (`reserve_tokens`) holds 454, and `max_batch` caps it."""
     m = ITEMS["trtllm-llama-3.1-8b-h100-tp1-128-2048"]
-    assert cal.reserves_whole_sequence(m) and cal.load_of(m) == ("capacity", pytest.approx(float("nan"), nan_ok=True))
-    assert float(cal.parts(m).b_cap) == pytest.approx(0.9 * 72e9 / (65_536 * 2176))
-    other = m.with_(engine="vLLM")
-    assert float(cal.parts(other).b_cap) == pytest.approx(0.9 * 72e9 / (65_536 * 1152))
-    # trtllm-bench caps its batch at 4,096: Qwen3-235B on eight B200 would hold more.
-    assert float(cal.parts(ITEMS["trtllm-qwen3-235b-b200-tp8-128-2048"]).b_cap) == cal.TRT_MAX_BATCH
+    assert cal.load_of(m)[0] == "capacity" and np.isnan(cal.load_of(m)[1])
+    assert float(cal.parts(m).b_cap) == pytest.approx(0.9 * 72e9 / (65_536 * 1152))
+    s = cal.system_for(m)
+    assert float(cal.parts_for(s, 1152, reserve_tokens=2176).b_cap) == pytest.approx(0.9 * 72e9 / (65_536 * 2176))
+    assert float(cal.parts_for(s, 1152, max_batch=256).b_cap) == 256
+    # Arrays broadcast: one call for a curve of contexts.
+    caps = cal.parts_for(s, np.array([1152.0, 2304.0])).b_cap
+    assert caps == pytest.approx([0.9 * 72e9 / (65_536 * 1152), 0.9 * 72e9 / (65_536 * 2304)])
 
 
 def test_attention_data_parallel_holds_the_dense_weights_on_every_chip():
@@ -287,7 +290,7 @@ def test_attention_data_parallel_holds_the_dense_weights_on_every_chip():
     assert cal.attention_data_parallel(m)
     w_e = 128 * 3 * 5120 * 8192 * 24
     w_d = 400e9 - w_e
-    p, plain = cal.parts(m), cal.parts(m.with_(parallelism="TP8"))
+    p, plain = cal.parts(m), cal.parts(m.with_(parallelism="TP8"))      # capacity at L + O/2 = 1,152
     assert float(p.weights) == pytest.approx((w_e / 8 + w_d) / H100_BW)
     assert float(plain.weights) == pytest.approx(400e9 / 8 / H100_BW)
     assert float(p.b_cap) == pytest.approx(float(plain.b_cap) * (640e9 - 400e9 - 7 * w_d) / (640e9 - 400e9))
@@ -314,10 +317,10 @@ def test_batch_at_speed_inverts_the_step():
 
 def test_fit_recovers_known_terms_exactly_from_noise_free_points():
     items = _synthetic_points(TRUE, [1, 8, 64, 256, 1024])
-    f = cal.fit_efficiency(items)
-    for name in cal.MODEL_TERMS:
+    f = cal.fit_efficiency(items, SYN)
+    for name in SYN:
         assert getattr(f.efficiency, name) == pytest.approx(getattr(TRUE, name), rel=1e-3), name
-    assert all(f.determined[t] for t in cal.MODEL_TERMS) and not f.determined["prefill"]
+    assert all(f.determined[t] for t in SYN) and not f.determined["prefill"]
     assert np.allclose(f.fitted.predicted, f.fitted.measured, rtol=1e-4)
 
 
@@ -325,8 +328,8 @@ def test_fit_recovers_each_term_within_its_reported_uncertainty():
     """5 % log-normal scatter on 25 points from known terms: every term within 3σ of the truth, and σ
     small enough to mean something (a tenth of the value or less)."""
     items = _synthetic_points(TRUE, [1, 8, 64, 256, 1024], noise=0.05, seed=7)
-    f = cal.fit_efficiency(items)
-    for name in cal.MODEL_TERMS:
+    f = cal.fit_efficiency(items, SYN)
+    for name in SYN:
         got, want, sd = getattr(f.efficiency, name), getattr(TRUE, name), f.stderr[name]
         assert np.isfinite(sd) and 0 < sd < 0.1 * want, (name, got, sd)
         assert abs(got - want) <= 3 * sd, (name, got, want, sd)
@@ -339,7 +342,7 @@ def test_a_point_left_out_is_predicted_within_the_tolerance_the_terms_imply():
     items = _synthetic_points(TRUE, [1, 8, 64, 256, 1024], noise=0.05, seed=11)
     keys = list(items)
     for out in keys[::4]:
-        f = cal.fit_efficiency({k: m for k, m in items.items() if k != out})
+        f = cal.fit_efficiency({k: m for k, m in items.items() if k != out}, SYN)
         pts = cal.points({out: items[out]})
         got = cal.predict_points(pts, f.efficiency)
         tol = 3 * float(f.log_sigma(pts)[0])                  # terms' uncertainty carried through + one point's scatter
@@ -353,13 +356,13 @@ def test_points_with_a_published_speed_are_predicted_at_the_batch_that_speed_all
     assert set(pred.load) == {"speed"} and pred.reachable.all()
     assert np.allclose(pred.predicted, pred.measured, rtol=1e-6)
     assert sorted(set(np.round(pred.batch).astype(int))) == [4, 64, 512]
-    f = cal.fit_efficiency(items)
+    f = cal.fit_efficiency(items, SYN)
     assert f.efficiency.bandwidth == pytest.approx(TRUE.bandwidth, rel=1e-2)
 
 
 def test_a_term_no_point_constrains_is_held_and_reported():
     dense = {k: m for k, m in _synthetic_points(TRUE, [1, 16, 256]).items() if k.startswith(("8b", "70b"))}
-    f = cal.fit_efficiency(dense)
+    f = cal.fit_efficiency(dense, SYN)
     assert not f.determined["expert"] and f.efficiency.expert == 1.0 and np.isnan(f.stderr["expert"])
     assert f.efficiency.bandwidth == pytest.approx(TRUE.bandwidth, rel=1e-3)
     # No prompt work at all: the prompt-step time cannot be fitted either.
@@ -393,17 +396,17 @@ def test_groups_for_cross_validation():
 def test_cross_validation_never_lets_a_fit_see_the_point_it_predicts():
     """The held-out prediction of a group equals a fit on everything else, predicting it."""
     items = _synthetic_points(TRUE, [1, 64, 1024], noise=0.05, seed=3)
-    cv = cal.cross_validate(items, "k5")
+    cv = cal.cross_validate(items, "k5", terms=SYN)
     first = cv.groups[0]
     rest = {k: m for k, m, g in zip(items, items.values(), cv.groups) if g != first}
     mine = {k: m for k, m, g in zip(items, items.values(), cv.groups) if g == first}
-    again = cal.predict_measurements(mine, cal.fit_efficiency(rest).efficiency).predicted
+    again = cal.predict_measurements(mine, cal.fit_efficiency(rest, SYN).efficiency).predicted
     assert np.allclose(cv.predicted[cv.groups == first], again)
     assert cv.median_error < 0.1                          # 5 % scatter about terms the model has
     lo, hi = cv.band
     assert lo <= np.median(cv.ratio) <= hi
     with pytest.raises(ValueError, match="one model only"):
-        cal.cross_validate({k: m for k, m in items.items() if k.startswith("8b")}, "model")
+        cal.cross_validate({k: m for k, m in items.items() if k.startswith("8b")}, "model", terms=SYN)
 
 
 def test_the_built_in_fit_and_its_held_out_error():
