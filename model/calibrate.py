@@ -487,7 +487,7 @@ TERMS: tuple[TermInfo, ...] = (
              "it from a lower η_bw, and fitting it raised the held-out error)",
              "NVIDIA, 'Getting Started with CUDA Graphs' (2019, https://developer.nvidia.com/blog/cuda-graphs/): "
              "launch overheads of microseconds per kernel, tens of kernels per layer"),
-    TermInfo("prompt_layer_s", "t_ℓp", "s", "further time per layer in a step with prompt work",
+    TermInfo("prompt_layer_s", "t_ℓp", "s", "time per layer in a step with prompt work",
              "engines replay decode-only steps from captured CUDA graphs but run a step that carries a prompt "
              "chunk eagerly, launching every kernel from the host; a step carries at least one of the "
              "λ = B·a/O new prompts per step with probability 1 − e^(−λ)",

@@ -443,3 +443,21 @@ def test_user_spec_files_are_read_only_from_the_command_lines_folder(tmp_path):
         cal.load_user_measurements(csv.encode(), "mine.csv")
     with pytest.raises(presets.PresetError, match=r"'mine'\.hardware: cannot read"):
         cal.load_user_measurements(csv.replace("my_chip.yaml", "absent.yaml").encode(), "mine.csv", base=tmp_path)
+
+
+def test_predict_system_takes_arrays_of_batch_and_context():
+    """A batch × context grid in one call, equal point by point to the scalar calls; the fitted model is
+    never faster than the ideal it divides."""
+    s = presets.get("model", "llama-3.1-70b")
+    system = cal.System(presets.get("hardware", "h200"), s).with_(chips=2.0)
+    b, T = np.array([1.0, 16.0, 256.0])[:, None], np.array([1000.0, 8000.0])[None, :]
+    eff = cal.built_in_fit().efficiency
+    grid = cal.predict_system(system, b, T, eff, input_tokens=1000.0, output_tokens=500.0)
+    assert grid["tokens_per_s_per_gpu"].shape == (3, 2)
+    for i in range(3):
+        for j in range(2):
+            one = cal.predict_system(system, float(b[i, 0]), float(T[0, j]), eff, input_tokens=1000.0,
+                                     output_tokens=500.0)
+            assert float(one["t_step_s"]) == pytest.approx(grid["t_step_s"][i, j])
+    ideal = cal.predict_system(system, b, T, cal.IDEAL, input_tokens=1000.0, output_tokens=500.0)
+    assert np.all(grid["tokens_per_s_per_gpu"] < ideal["tokens_per_s_per_gpu"])
