@@ -226,3 +226,21 @@ def test_sidebar_efficiency_and_export_dials_are_lazy_and_keep_their_values():
     # the page reads the efficiency it does not draw: the step at MFU 0.7 (compute term ÷ 0.7)
     assert at.session_state["_view"].system.deployment.mfu == 0.7
     assert written(at).get(EFFICIENCY_OPEN_KEY) is None          # the open state is not a dial
+
+
+# ---- the estimate switch (sidebar, `est`): ideal roofline or the fitted model's prediction
+
+def test_the_estimate_switch_lives_in_the_url_and_defaults_to_ideal():
+    at = app(V1)
+    assert at.session_state["est"] == "ideal" and at.session_state["_view"].estimate == "ideal"
+    assert "est" not in at.query_params                                 # the default stays out of the link
+    at.radio(key="est").set_value("predicted").run()
+    assert_clean(at)
+    assert written(at) == {"est": "predicted"} and at.session_state["_view"].predicted
+    at = app({"est": "predicted"})
+    assert_clean(at)
+    assert at.radio(key="est").value == "predicted" and written(at) == {"est": "predicted"}
+    at = app({"est": "realistic"})
+    assert_clean(at)
+    notes = " ".join(w.value for w in at.warning)
+    assert "'est'" in notes and "ideal, predicted" in notes and at.session_state["est"] == "ideal"

@@ -39,6 +39,11 @@ CHIP_OPTIONS = ["auto", 1, 2, 4, 8, 16, 32, 64, 72, 128, 144, 256, 288, 576]
 # Sparsity (total/active parameters) in log steps, and "preset" (None): the model's own figure.
 SPARSITY_OPTIONS = [1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 CUSTOM = "custom"   # the chip/model choice that reads its spec from the xhw / xm URL parameter
+# The estimate the batch pages' numbers read (ui/estimate.py): the ideal roofline (the default: every number
+# keeps the meaning it had before the prediction existed, and the equations beside it are the roofline's) or
+# the efficiency model fitted to the published measurements.  Both curves are drawn either way.
+ESTIMATE_KEY = "est"
+ESTIMATES = ("ideal", "predicted")
 CHIP_MARKS = {8: "Hopper HGX", 72: "Blackwell NVL72", 144: "Rubin Ultra (144 packages)",
               576: "576 = Rubin Ultra dies, counted here as chips"}
 
@@ -197,6 +202,7 @@ def sidebar_dials() -> list[Dial]:
         number_dial("sp", 1, 1000, None, allow_none=True),
         number_dial("price", 0.01, 1000, None, allow_none=True),
         choice_dial("mode", ["lecture", "per-phase"], "lecture"),
+        choice_dial(ESTIMATE_KEY, list(ESTIMATES), ESTIMATES[0]),
         number_dial("mfu", 0.01, 1, 1.0),
         number_dial("bwu", 0.01, 1, 1.0),
         choice_dial("img", ["png", "svg"], "png"),

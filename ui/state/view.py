@@ -33,6 +33,11 @@ class View:
     model_key: str
     warnings: tuple[str, ...] = ()
     uncertain: tuple[str, ...] = field(default=())   # "H100 price_usd_per_hour: note"
+    estimate: str = dials.ESTIMATES[0]               # the numbers' estimate: "ideal" or "predicted" (ui/estimate.py)
+
+    @property
+    def predicted(self) -> bool:
+        return self.estimate == "predicted"
 
     @property
     def chips(self) -> float:
@@ -151,11 +156,19 @@ def render_sidebar(box: Any = None) -> View:
         st.radio("Roofline", ["lecture", "per-phase"], key="mode", horizontal=True,
                  help="lecture: max(compute, weights + KV). per-phase: matmuls, then attention, each on its "
                       "own roofline (attention FLOPs included).")
+        st.radio("Estimate", list(dials.ESTIMATES), key=dials.ESTIMATE_KEY, horizontal=True,
+                 format_func={"ideal": "ideal roofline", "predicted": "predicted"}.get,
+                 help="What the numbers read on the pages with curves against batch (Batch, Fast mode, Compare); "
+                      "both curves are drawn. Ideal roofline: the bound, at the Efficiency dials below. Predicted: "
+                      "the efficiency model fitted to the published measurements (the Reality check page), with "
+                      "its held-out error band; it does not use the Efficiency dials.")
         # Drawn only while open (ui/elements/lazy.py): a sidebar move redraws three widgets fewer.
         with lazy_expander("Efficiency (1 = ideal roofline)", key=EFFICIENCY_OPEN_KEY) as is_open:
             if is_open:
                 st.slider("Compute MFU", 0.01, 1.0, step=0.01, key="mfu", persist_state="session")
                 st.slider("HBM bandwidth utilisation", 0.01, 1.0, step=0.01, key="bwu", persist_state="session")
+                st.caption("The roofline's efficiencies. The predicted estimate uses its own, fitted ones"
+                           + (" — in force now." if ss[dials.ESTIMATE_KEY] == "predicted" else "."))
         with lazy_expander("Export", key=EXPORT_OPEN_KEY) as is_open:
             if is_open:
                 st.radio("Chart image format", ["png", "svg"], key="img", horizontal=True, persist_state="session",
@@ -219,7 +232,7 @@ def build_view() -> View:
     chip_key = ss["chip"] if hw_custom or ss["chip"] != dials.CUSTOM else dials.REGISTRY.dials["chip"].default
     model_key = ss["model"] if model_custom or ss["model"] != dials.CUSTOM else dials.REGISTRY.dials["model"].default
     return View(system, float(ss["b"]), float(ss["ctx"]), chips_auto, chip_key, model_key,
-                tuple(warnings), tuple(unc))
+                tuple(warnings), tuple(unc), ss.get(dials.ESTIMATE_KEY, dials.ESTIMATES[0]))
 
 
 def current_view() -> View:

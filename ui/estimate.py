@@ -1,0 +1,132 @@
+"""The sidebar's estimate switch (`est=ideal|predicted`) and the predicted curves the batch charts draw beside
+the ideal roofline, with the held-out error band.
+
+*ideal*: the roofline (at the sidebar's Efficiency dials, 1 unless set), a bound on time.  *predicted*: the
+efficiency model fitted to every built-in published measurement (`model.calibrate.built_in_fit`,
+docs/prediction.md): fitted HBM bandwidth, dense and expert compute efficiencies, applied to a decode step of
+the sidebar's system at its batch and context.  The prediction ignores the Efficiency dials and the roofline
+mode (its step is max(compute, memory) with attention in compute), and carries no prompt work (the pages have
+no request lengths), so the fitted time per layer of steps with a prompt does not apply.
+
+The band is the held-out error of that model: predicted ÷ measured tokens/s per GPU for every built-in point,
+each predicted by a fit that never saw its fifth of the points (`built_in_cv("k5")`), 10th to 90th
+percentile, lo to hi.  A ratio r = predicted ÷ measured means measured = predicted ÷ r, so a throughput
+(tokens/s) measures between predicted ÷ hi and predicted ÷ lo.  At a fixed batch, time per token and cost
+per token go as 1 / throughput, so they measure between predicted × lo and predicted × hi.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from model import System
+from model import calibrate as cal
+from ui.state.dials import ESTIMATE_KEY, ESTIMATES
+
+KEY = ESTIMATE_KEY
+IDEAL, PREDICTED = ESTIMATES
+CV_KIND = "k5"                  # the band's cross-validation: a random fifth held out, seed 0
+LABELS = {IDEAL: "ideal", PREDICTED: "predicted"}
+IDEAL_NAME = "ideal roofline"
+PREDICTED_NAME = "predicted (fitted efficiencies)"
+BAND_NAME = "held-out error band (10th–90th pct, k5)"
+PREDICTED_COLOR = "#7B3FA0"     # purple: apart from the bound shading's blue, orange, green and red
+BAND_FILL = "rgba(123, 63, 160, 0.16)"
+
+
+def fit() -> cal.EfficiencyFit:
+    """The efficiency model fitted to every built-in measurement (cached in model.calibrate)."""
+    return cal.built_in_fit()
+
+
+def band() -> tuple[float, float]:
+    """(lo, hi): the 10th and 90th percentiles of held-out predicted ÷ measured (five-fold)."""
+    return cal.built_in_cv(CV_KIND).band
+
+
+def held_out() -> cal.CrossValidation:
+    return cal.built_in_cv(CV_KIND)
+
+
+def is_predicted(value: str) -> bool:
+    return value == PREDICTED
+
+
+def word(estimate: str, system: System) -> str:
+    """The word a metric's label starts with: Predicted, Ideal (efficiency dials at 1) or Roofline (the roofline at
+    the sidebar's efficiency dials)."""
+    if estimate == PREDICTED:
+        return "Predicted"
+    d = system.deployment
+    return "Ideal" if d.mfu == 1.0 and d.bw_util == 1.0 else "Roofline"
+
+
+def ideal_name(system: System) -> str:
+    """The legend name of the roofline curve: the ideal roofline, or the roofline at the efficiency dials."""
+    d = system.deployment
+    if d.mfu == 1.0 and d.bw_util == 1.0:
+        return IDEAL_NAME
+    return f"roofline at MFU {d.mfu:g}, bandwidth {d.bw_util:g}"
+
+
+def labelled(estimate: str, system: System, label: str) -> str:
+    """`label` ("latency per token") as the metric's label: "Ideal latency per token"."""
+    return f"{word(estimate, system)} {label[:1].lower()}{label[1:]}"
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The fitted model's decode step (arrays over the batch and context given)."""
+
+    t_step_s: np.ndarray
+    tokens_per_s_per_user: np.ndarray
+    tokens_per_s_per_chip: np.ndarray
+    usd_per_mtok: np.ndarray
+    bound: np.ndarray                # "compute" or "memory"
+
+
+def predict(system: System, batch, context) -> Predicted:
+    """One vectorised call of the fitted model (`predict_system`) for `system` at `batch` × `context`
+    (arrays broadcast): time per step, tokens/s per user and per chip, and $/Mtok at the chip's price
+    (C · price / 3600 · t_step / (B · a) · 1e6, as the roofline's)."""
+    p = cal.predict_system(system, batch, context, fit().efficiency)
+    per_chip = np.asarray(p["tokens_per_s_per_gpu"], float)
+    usd = system.hardware.price_usd_per_hour / 3600.0 * 1e6 / per_chip
+    return Predicted(np.asarray(p["t_step_s"], float), np.asarray(p["tokens_per_s_per_user"], float), per_chip,
+                     usd, np.asarray(p["bound"]))
+
+
+def time_band(y, lo_hi: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The band of a time or a cost per token (∝ 1 / throughput at a fixed batch): predicted × lo … × hi."""
+    lo, hi = band() if lo_hi is None else lo_hi
+    y = np.asarray(y, float)
+    return y * lo, y * hi
+
+
+def rate_band(y, lo_hi: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The band of a throughput (tokens/s): predicted ÷ hi … ÷ lo."""
+    lo, hi = band() if lo_hi is None else lo_hi
+    y = np.asarray(y, float)
+    return y / hi, y / lo
+
+
+def caption(system: System) -> str:
+    """One sentence on what the predicted curve is, its error and what it ignores (numbers from the model)."""
+    f, cv = fit(), held_out()
+    lo, hi = cv.band
+    e = f.efficiency
+    ignores = []
+    d = system.deployment
+    if d.mfu != 1.0 or d.bw_util != 1.0:
+        ignores.append(f"the Efficiency dials (MFU {d.mfu:g}, bandwidth {d.bw_util:g})")
+    if d.mode != "lecture":
+        ignores.append(f"the {d.mode} roofline mode")
+    return (f"Purple: predicted by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
+            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, routed experts at "
+            f"{100 * e.expert:.3g} % of peak (docs/prediction.md); decode steps alone, no prompt work. "
+            f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
+            f"{lo:.2f}–{hi:.2f} (median error {100 * cv.median_error:.3g} %), so a measured time or cost per "
+            f"token lies between {lo:.2f}× and {hi:.2f}× the predicted one."
+            + (f" The prediction ignores {' and '.join(ignores)}." if ignores else ""))
