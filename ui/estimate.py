@@ -23,17 +23,14 @@ import numpy as np
 
 from model import System
 from model import calibrate as cal
+from ui.figures import batch as figures
+from ui.figures.batch import Prediction
 from ui.state.dials import ESTIMATE_KEY, ESTIMATES
 
 KEY = ESTIMATE_KEY
 IDEAL, PREDICTED = ESTIMATES
 CV_KIND = "k5"                  # the band's cross-validation: a random fifth held out, seed 0
-LABELS = {IDEAL: "ideal", PREDICTED: "predicted"}
-IDEAL_NAME = "ideal roofline"
-PREDICTED_NAME = "predicted (fitted efficiencies)"
-BAND_NAME = "held-out error band (10th–90th pct, k5)"
-PREDICTED_COLOR = "#7B3FA0"     # purple: apart from the bound shading's blue, orange, green and red
-BAND_FILL = "rgba(123, 63, 160, 0.16)"
+IDEAL_NAME, PREDICTED_NAME, BAND_NAME = figures.IDEAL_NAME, figures.PREDICTED_NAME, figures.BAND_NAME
 
 
 def fit() -> cal.EfficiencyFit:
@@ -110,6 +107,14 @@ def rate_band(y, lo_hi: tuple[float, float] | None = None) -> tuple[np.ndarray, 
     lo, hi = band() if lo_hi is None else lo_hi
     y = np.asarray(y, float)
     return y / hi, y / lo
+
+
+def time_prediction(y, fits=True) -> Prediction:
+    """A predicted time or cost per token as a chart's `Prediction`: the curve and its band, only where weights
+    + KV fit in HBM (`fits`)."""
+    y = np.where(np.asarray(fits, bool), np.asarray(y, float), np.nan)
+    lo, hi = time_band(y)
+    return Prediction(y, lo, hi)
 
 
 def caption(system: System) -> str:

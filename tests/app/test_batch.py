@@ -6,16 +6,22 @@ import numpy as np
 import pytest
 
 from model import Deployment, Precision, System, auto_chips, decode_step, presets, system_balance_batch
+from model import calibrate as cal
 from tests.app.helpers import (
     V1,
     app,
     arr,
     assert_clean,
     charts,
+    dot,
+    fig,
     latex,
     latex_text,
+    metric_list,
     metrics,
+    page_text,
     sidebar_system,
+    trace,
     written,
 )
 from ui.format import number, seconds, usd
@@ -28,9 +34,9 @@ def test_defaults_run_clean_and_match_the_model():
     s = sidebar_system()
     r = decode_step(s, 64, 8192)                       # sidebar defaults: B = 64, T = 8k, C auto
     m = metrics(at)
-    assert m["Latency per token"] == seconds(float(r.t_step_s))
-    assert m["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
-    assert m["Bound"] == str(r.bound)
+    assert m["Ideal latency per token"] == seconds(float(r.t_step_s))     # the default estimate: the roofline
+    assert m["Ideal cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
+    assert m["Ideal bound"] == str(r.bound)
     assert len(charts(at)) == 4
     # A version-1 link is written back as today's link to the same view: the old defaults spelled out.
     assert dict(at.query_params) == {"chip": "h100", "model": "llama-3.1-70b", "w": "bf16", "kv": "bf16",
@@ -44,17 +50,17 @@ def test_url_seeds_the_dials():
     # The lecture's B* = 300 × 8 = 2,400, and the batch from the URL is used.
     assert float(system_balance_batch(s)) == pytest.approx(2400)
     r = decode_step(s, 2048, 1024)
-    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
+    assert metrics(at)["Ideal cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
     assert dict(at.query_params)["b"] == "2048"
 
 
 def test_moving_a_dial_changes_the_numbers_and_the_url():
     at = app(V1)
-    before = metrics(at)["Cost [$/Mtok]"]
+    before = metrics(at)["Ideal cost [$/Mtok]"]
     at.select_slider(key="b").set_value(1024).run()
     assert_clean(at)
     r = decode_step(sidebar_system(batch=1024), 1024, 8192)
-    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok)) != before
+    assert metrics(at)["Ideal cost [$/Mtok]"] == usd(float(r.usd_per_mtok)) != before
     assert written(at) == {"b": "1024"}
 
 
@@ -78,7 +84,7 @@ def test_sparsity_and_price_overrides():
     hw = presets.get("hardware", "h100").with_(price_usd_per_hour=3.0)
     s = System(hw, m, Precision(), Deployment(chips=auto_chips(hw, m, Precision(), 64, 8192)))
     r = decode_step(s, 64, 8192)
-    assert metrics(at)["Cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
+    assert metrics(at)["Ideal cost [$/Mtok]"] == usd(float(r.usd_per_mtok))
 
 
 def test_compute_dtype_missing_on_chip_falls_back_with_a_warning():
@@ -104,7 +110,7 @@ def test_extremes_run_clean(query):
 def test_unbatched_ratio_is_the_lecture_thousandfold():
     # Lecture chip and model on a 72-chip rack at 1k context: B = 1 costs ≈ B*-fold more than at B*.
     at = app({"chip": "lecture-gpu", "model": "lecture-deepseek", "c": "72", "ctx": "1024"})
-    ratio = metrics(at)["Unbatched cost ÷ best"]
+    ratio = metrics(at)["Ideal unbatched cost ÷ best"]
     s = sidebar_system("lecture-gpu", "lecture-deepseek", chips=72)
     grid = np.unique(np.concatenate([np.geomspace(1, 65536, 241), BATCH_OPTIONS, [64.0]]))
     r = decode_step(s, grid, 1024)
@@ -132,7 +138,7 @@ def test_below_ideal_efficiency_draws_the_ideal_curve_too():
     s = System(presets.get("hardware", "h100"), presets.get("model", "llama-3.1-70b")).with_(chips=8)
     assert np.allclose(y, decode_step(s, x, 8192).t_step_s * 1e3)       # efficiency 1: the plain roofline
     # ... and the main curve is the realistic one: at B = 1 (weight-bound) it is 4× slower (bw_util 0.25).
-    main = next(t for t in lat["data"] if t.get("name") == "latency per token")
+    main = next(t for t in lat["data"] if t.get("name") == "roofline at MFU 0.5, bandwidth 0.25")
     assert np.asarray(arr(main["y"]), float)[0] == pytest.approx(4 * y[0], rel=1e-9)
     assert "ideal roofline (efficiency 1)" not in [t.get("name") for t in charts(app({"c": "8"}))[0]["data"]]
 
@@ -244,3 +250,108 @@ def test_the_estimate_switch_lives_in_the_url_and_defaults_to_ideal():
     assert_clean(at)
     notes = " ".join(w.value for w in at.warning)
     assert "'est'" in notes and "ideal, predicted" in notes and at.session_state["est"] == "ideal"
+
+
+PREDICTED, BAND, IDEAL = "predicted (fitted efficiencies)", "held-out error band (10th–90th pct, k5)", "ideal roofline"
+
+
+def _by_hand(s: System, batch, context) -> tuple[np.ndarray, np.ndarray]:
+    """The fitted model's decode step of a dense model with no prompt work, from the roofline's own terms at peak
+    (docs/prediction.md): t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw), the layer times unpaid
+    (t_ℓ = 0 and no prompt in the step); cost = the roofline's × t / t_ideal (the same tokens per chip-hour)."""
+    e = cal.built_in_fit().efficiency
+    r = decode_step(s.with_(mfu=1.0, bw_util=1.0, mode="lecture"), batch, context)
+    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
+    return t, r.usd_per_mtok * t / r.t_step_s
+
+
+def _band() -> tuple[float, float]:
+    """10th and 90th percentiles of the held-out (five-fold) predicted ÷ measured tokens/s per GPU."""
+    lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
+    return float(lo), float(hi)
+
+
+@pytest.mark.parametrize("est", ["ideal", "predicted"])
+def test_the_predicted_curve_and_band_are_the_fitted_model_at_the_pages_dials(est):
+    """Llama 3.1 70B (dense) on 8 H100s at 8k: both charts draw the fitted model's decode step beside the
+    roofline, whichever estimate the numbers read, with the band where 8 in 10 held-out measurements fall."""
+    at = app({"c": "8", "est": est})
+    assert_clean(at)
+    s = sidebar_system(chips=8)
+    lo, hi = _band()
+    # A ratio r = predicted ÷ measured throughput means measured = predicted ÷ r; at one batch a time (or a cost)
+    # per token goes as 1 / throughput, so measured time = predicted time × r: the band is [× lo, × hi].
+    for title, k, scale in (("Latency per token", 0, 1e3), ("Cost per million tokens", 1, 1.0)):
+        f = fig(at, title)
+        names = [t.get("name") for t in f["data"]]
+        assert {IDEAL, PREDICTED, BAND} <= set(names), names
+        p = trace(f, PREDICTED)
+        x, y = arr(p["x"]).astype(float), arr(p["y"]).astype(float)
+        want = _by_hand(s, x, 8192)[k] * scale
+        fits = decode_step(s, x, 8192).fits
+        assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
+        upper = next(t for t in f["data"] if t.get("name") == BAND)
+        lower = trace(f, f"{BAND} (lower edge)")
+        assert np.allclose(arr(upper["y"]).astype(float)[fits], want[fits] * hi, rtol=1e-9)
+        assert np.allclose(arr(lower["y"]).astype(float)[fits], want[fits] * lo, rtol=1e-9)
+        assert not np.allclose(arr(upper["y"]).astype(float)[fits], want[fits] / lo, rtol=1e-6)   # not the other way
+        # The ideal curve stays drawn: the plain roofline.
+        ideal = trace(f, IDEAL)
+        r = decode_step(s, arr(ideal["x"]).astype(float), 8192)
+        got = arr(ideal["y"]).astype(float)
+        assert np.allclose(got[r.fits], ((r.t_step_s * 1e3) if k == 0 else r.usd_per_mtok)[r.fits], rtol=1e-9)
+    # The band's direction, checked against the measurements themselves: a held-out point's measured time per
+    # token over its predicted one is its ratio, and 8 in 10 of those lie in [lo, hi].
+    cv = cal.built_in_cv("k5")
+    t_ratio = (1 / cv.measured) / (1 / cv.predicted)
+    assert 0.78 <= np.mean((t_ratio >= lo) & (t_ratio <= hi)) <= 0.82
+    # The dot sits on the curve the switch picks.
+    t_pred, cost_pred = _by_hand(s, 64.0, 8192)
+    r64 = decode_step(s, 64, 8192)
+    want_dot = float(t_pred) * 1e3 if est == "predicted" else float(r64.t_step_s) * 1e3
+    assert dot(fig(at, "Latency per token"), "B = 64")[1] == pytest.approx(want_dot, rel=1e-9)
+
+
+def test_the_metrics_say_which_estimate_they_show_and_change_with_the_switch():
+    at = app({"c": "8"})
+    s = sidebar_system(chips=8)
+    r = decode_step(s, 64, 8192)
+    m = metrics(at)
+    assert m["Ideal latency per token"] == seconds(float(r.t_step_s)) and m["Ideal cost [$/Mtok]"] == usd(
+        float(r.usd_per_mtok))
+    assert not any(k.startswith("Predicted") for k in m)
+    at.radio(key="est").set_value("predicted").run()
+    assert_clean(at)
+    t, cost = (float(v) for v in _by_hand(s, 64.0, 8192))
+    lo, hi = _band()
+    ms = {x.label: x for x in metric_list(at)}
+    assert not any(k.startswith("Ideal") for k in ms)
+    assert ms["Predicted latency per token"].value == seconds(t) != seconds(float(r.t_step_s))
+    assert ms["Predicted latency per token"].delta == f"{seconds(t * lo)} – {seconds(t * hi)}"
+    assert ms["Predicted cost [$/Mtok]"].value == usd(cost)
+    assert ms["Predicted cost [$/Mtok]"].delta == f"{usd(cost * lo)} – {usd(cost * hi)}"
+    assert ms["Predicted speed per user [tok/s]"].value == number(1 / t)
+    assert ms["Predicted throughput per chip [tok/s]"].value == number(64 / (8 * t))
+    e = cal.built_in_fit().efficiency
+    r1 = decode_step(s, 64, 8192)
+    assert ms["Predicted bound"].value == ("compute" if (r1.t_matmul_s + r1.t_attn_s) / e.compute
+                                           >= (r1.t_weights_s + r1.t_kv_s) / e.bandwidth else "memory")
+    assert ms["Predicted batch-train latency"].value == f"{seconds(1.5 * t)} avg"
+    assert written(at) == {"c": "8", "est": "predicted"}
+    # The caption states the fit and the band from the model.
+    text = page_text(at, "caption")
+    assert f"{lo:.2f}–{hi:.2f}" in text and f"{100 * e.bandwidth:.3g} %" in text
+    assert f"fitted to {len(presets.measurement_presets())} published measurements" in text
+    assert "The numbers above read the prediction" in text
+
+
+def test_the_prediction_ignores_the_efficiency_dials_and_says_so():
+    at = app({"c": "8", "mfu": "0.5", "bwu": "0.25", "est": "predicted"})
+    assert_clean(at)
+    t, _ = _by_hand(sidebar_system(chips=8), 64.0, 8192)
+    assert metrics(at)["Predicted latency per token"] == seconds(float(t))
+    assert "The prediction ignores the Efficiency dials (MFU 0.5, bandwidth 0.25)" in page_text(at, "caption")
+    # At the dials with the roofline, the numbers are the roofline's at those efficiencies, and say so.
+    at.radio(key="est").set_value("ideal").run()
+    r = decode_step(sidebar_system(chips=8, mfu=0.5, bw_util=0.25), 64, 8192)
+    assert metrics(at)["Roofline latency per token"] == seconds(float(r.t_step_s))

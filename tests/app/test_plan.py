@@ -256,9 +256,10 @@ def test_the_batch_link_opens_the_batch_page_on_the_winner():
     assert (q["chip"], q["model"], q["c"], q["b"], q["ctx"]) == ("h100", "llama-3.1-70b", "1", "16", "2048")
     assert (q["w"], q["kv"], q["cd"], q["v"]) == ("fp8", "fp8", "fp8", "2")
     there = _batch_metrics(q)
-    assert there["Cost [$/Mtok]"] == m["$/Mtok output"]
+    assert there["Ideal cost [$/Mtok]"] == m["$/Mtok output"]
     caption = page_text(at, "caption")
-    assert f"{there['Speed per user [tok/s]']} tokens/s per user, {there['Cost [$/Mtok]']}/Mtok there" in caption
+    speed, cost = there["Ideal speed per user [tok/s]"], there["Ideal cost [$/Mtok]"]
+    assert f"{speed} tokens/s per user, {cost}/Mtok there" in caption
     assert "set values" not in caption                   # nothing rounded
 
 
@@ -272,12 +273,13 @@ def test_a_winner_off_the_batch_dials_is_rounded_and_says_so():
         assert f"batch {B:,} → {int(q['b']):,}" in caption
     there = _batch_metrics(q)
     # The caption's numbers are the Batch page's, and both are decode_step at the link's configuration.
-    assert f"{there['Speed per user [tok/s]']} tokens/s per user, {there['Cost [$/Mtok]']}/Mtok there" in caption
+    speed, cost = there["Ideal speed per user [tok/s]"], there["Ideal cost [$/Mtok]"]
+    assert f"{speed} tokens/s per user, {cost}/Mtok there" in caption
     hw = HW[q["chip"]]
     s = System(hw, presets.get("model", "llama-3.1-70b"), Precision(q["w"], q["kv"], q["cd"])).with_(chips=int(q["c"]))
     step = decode_step(s, int(q["b"]), int(q["ctx"]))
-    assert there["Cost [$/Mtok]"] == usd(float(step.usd_per_mtok))
-    assert there["Speed per user [tok/s]"] == number(float(step.tokens_per_s_per_user))
+    assert there["Ideal cost [$/Mtok]"] == usd(float(step.usd_per_mtok))
+    assert there["Ideal speed per user [tok/s]"] == number(float(step.tokens_per_s_per_user))
 
 
 def test_the_link_carries_the_sidebars_model_efficiencies_and_mode_and_a_custom_chip():

@@ -51,8 +51,8 @@ def _path(url: str) -> str:
 
 
 def _cost_metric(page) -> str:
-    """The batch page's cost metric ($/Mtok): the label starts with "Cost" (not "Unbatched cost ÷ best")."""
-    label = page.get_by_test_id("rfMetricLabel").get_by_text(re.compile(r"^Cost\b"))
+    """The batch page's cost metric ($/Mtok): the label is "Ideal cost …" (not "Ideal unbatched cost ÷ best")."""
+    label = page.get_by_test_id("rfMetricLabel").get_by_text(re.compile(r"^(Ideal|Roofline|Predicted) cost\b"))
     metric = page.get_by_test_id("stMain").get_by_test_id("rfMetric").filter(has=label)
     expect(metric).to_have_count(1)
     return metric.get_by_test_id("rfMetricValue").inner_text()

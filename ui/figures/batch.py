@@ -7,6 +7,7 @@ assembled from dicts with `ui.figures.plot.Spec` (fast; validated in the tests).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -20,6 +21,12 @@ BOUND_LABELS = {"compute": "compute-bound", "weights": "weight-fetch-bound", "kv
 TERM_COLORS = {"matmul": "#4C78A8", "attention": "#E45756", "weights": "#F58518", "kv": "#54A24B",
                "comm": "#B279A2", "hops": "#9D755D"}
 GREY = "#B0B0B0"
+# The predicted curve and its held-out error band (ui/estimate.py), beside the ideal roofline.
+IDEAL_NAME = "ideal roofline"
+PREDICTED_NAME = "predicted (fitted efficiencies)"
+BAND_NAME = "held-out error band (10th–90th pct, k5)"
+PREDICTED_COLOR = "#7B3FA0"     # purple: apart from the bound shading's blue, orange, green and red
+BAND_FILL = "rgba(123, 63, 160, 0.16)"
 NOW_MARKER = {"size": 16, "color": "#D62728", "line": {"width": 2, "color": "white"}}
 
 PLOTLY_CONFIG = {
@@ -98,6 +105,41 @@ def fit_curve(spec: Spec, x: np.ndarray, y: np.ndarray, fits: np.ndarray, *, nam
                      hovertemplate=hover + " (does not fit)<extra></extra>", **props)
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted curve and its error band over a chart's x (NaN: no point there, e.g. does not fit in HBM).
+    `lo` and `hi` are the band's lower and upper edges in the chart's units (ui/estimate.py says which way a
+    ratio predicted ÷ measured turns into them)."""
+
+    y: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    name: str = PREDICTED_NAME
+    band_name: str = BAND_NAME
+
+
+def prediction_traces(spec: Spec, x: np.ndarray, p: Prediction, *, unit: str, band: bool = True,
+                      color: str = PREDICTED_COLOR, fill: str = BAND_FILL, width: float = 3, band_group: str = "band",
+                      **props) -> None:
+    """The band (its lower edge, then the upper edge filled down to it) and the predicted curve, dashed.
+    Legend order: after the ideal curve (legendrank 1), the prediction (2), the band (3); the band's two edges
+    share `band_group`, so a click on its legend entry hides both.  `props` go to every trace (axis,
+    showlegend, legendgroup of the curve …)."""
+    x = np.asarray(x, float)
+    if band:
+        edge = {k: v for k, v in props.items() if k != "legendgroup"}
+        spec.scatter(x=x, y=np.asarray(p.lo, float), mode="lines", line={"width": 0, "color": color},
+                     name=f"{p.band_name} (lower edge)", showlegend=False, hoverinfo="skip", legendgroup=band_group,
+                     **{k: v for k, v in edge.items() if k != "showlegend"})
+        spec.scatter(x=x, y=np.asarray(p.hi, float), mode="lines", line={"width": 0, "color": color}, fill="tonexty",
+                     fillcolor=fill, name=p.band_name, legendgroup=band_group, legendrank=3,
+                     customdata=np.asarray(p.lo, float),
+                     hovertemplate=f"%{{customdata:.3g}}–%{{y:.3g}} {unit}<extra>8 in 10 measured</extra>", **edge)
+    spec.scatter(x=x, y=np.asarray(p.y, float), mode="lines", name=p.name, legendrank=2,
+                 line={"width": width, "color": color, "dash": "dash"},
+                 hovertemplate=f"%{{y:.4g}} {unit}<extra>predicted</extra>", **props)
+
+
 CURVE_MARGIN_B = 190   # px under a batch chart: tick labels, the axis title and up to three legend rows
 B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
 
@@ -128,18 +170,24 @@ def label_side(x: float, x_min: float, x_max: float) -> str:
 def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np.ndarray, *, name: str,
                    unit: str, title: str, y_title: str, b_star: float | None, b_now: float, y_now: float,
                    extra: Sequence[tuple[str, np.ndarray, str]] = (),
-                   b_star_no_kv: float | None = None) -> go.Figure:
+                   b_star_no_kv: float | None = None, predicted: Prediction | None = None,
+                   dot_on_predicted: bool = False) -> go.Figure:
     """A quantity against batch (log–log), shaded by bound, greyed where weights + KV do not fit,
     with B* and the current batch marked.  `extra` = (name, y, colour) dotted component lines.
     `b_star_no_kv`: the lecture's B* with KV ignored, marked too (at the bottom) when given and not
-    equal to `b_star` (then `b_star` is labelled B*(T), the balance batch with the KV of context T)."""
+    equal to `b_star` (then `b_star` is labelled B*(T), the balance batch with the KV of context T).
+    `predicted`: a predicted curve with its error band, drawn beside the main curve; `dot_on_predicted`: the
+    current batch's dot (at `y_now`) sits on it."""
     spec = Spec()
     shade_bounds(spec, batch, bound)
     for nm, yy, color in extra:
         spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
                      hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
-    fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}")
-    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=y)
+    if predicted is not None:
+        prediction_traces(spec, batch, predicted, unit=unit)
+    fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}", legendrank=1)
+    on = predicted.y if predicted is not None and dot_on_predicted else y
+    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=on)
     both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
             and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
     lo, hi = float(np.min(batch)), float(np.max(batch))
@@ -149,7 +197,8 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     if both:
         vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
               dash="dot", position="bottom", side=label_side(b_star_no_kv, lo, hi))
-    y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra))
+    bands = () if predicted is None else (predicted.y, predicted.lo, predicted.hi)
+    y_ticks = decades_if_wide(y, y_now, *(yy for _, yy, _ in extra), *bands)
     # The legend hangs from the figure's bottom edge (as in step_breakdown): on a phone the batch labels
     # turn upright and push the axis title down onto a legend placed at a fraction of the plot height.
     legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left", "x": 0.0,

@@ -3,6 +3,7 @@
 import numpy as np
 
 from model import decode_step, system_balance_batch
+from tests.ui.figures.checks import validate
 from ui.figures import batch as figures
 from ui.figures.plot import FONT_SIZE
 
@@ -89,3 +90,33 @@ def test_pareto_has_a_point_per_fitting_batch(sys70):
     assert any(t.name == "B = 64" and list(t.x) == [None] for t in fig.data)
     room = next(t for t in fig.data if t.meta == "now-room")
     assert max(room.x) == r.tokens_per_s_per_user.max() and min(room.y) == r.tokens_per_s_per_chip.min()
+
+
+def test_curve_vs_batch_draws_a_predicted_curve_and_its_band_beside_the_ideal(sys70):
+    grid = np.geomspace(1, 4096, 25)
+    r = decode_step(sys70, grid, 8192)
+    y = r.t_step_s * 1e3
+    pred = figures.Prediction(2 * y, 1.5 * y, 3 * y)               # any arrays: the builder draws what it is given
+    fig = figures.curve_vs_batch(grid, y, r.fits, r.bound, name=figures.IDEAL_NAME, unit="ms", title="t",
+                                 y_title="time per step [ms]", b_star=None, b_now=64.0, y_now=2 * y[12],
+                                 predicted=pred, dot_on_predicted=True)
+    validate(fig)
+    by = {t.name: t for t in fig.data}
+    lower, upper, curve = (by[f"{figures.BAND_NAME} (lower edge)"], by[figures.BAND_NAME], by[figures.PREDICTED_NAME])
+    names = [t.name for t in fig.data]
+    # The band: its lower edge, then the upper edge filled down to it (fill "tonexty" fills to the trace before).
+    assert names.index(lower.name) + 1 == names.index(upper.name) and upper.fill == "tonexty"
+    assert np.allclose(lower.y, 1.5 * y) and np.allclose(upper.y, 3 * y) and np.allclose(curve.y, 2 * y)
+    assert lower.showlegend is False and lower.legendgroup == upper.legendgroup       # one legend entry, both edges
+    assert curve.line.dash == "dash" and curve.line.color == upper.line.color == figures.PREDICTED_COLOR
+    # The legend says which is which, the ideal first.
+    assert by[figures.IDEAL_NAME].legendrank < curve.legendrank < upper.legendrank
+    # The dot sits on the predicted curve, with room kept along it.
+    dot = next(s for s in fig.layout.shapes if s.name == "now")
+    assert dot.yanchor == 2 * y[12]
+    room = next(t for t in fig.data if t.meta == "now-room")
+    assert max(room.y) == 2 * y.max()
+    # Without a prediction: none of its traces.
+    plain = figures.curve_vs_batch(grid, y, r.fits, r.bound, name="t", unit="ms", title="t", y_title="[ms]",
+                                   b_star=None, b_now=64.0, y_now=1.0)
+    assert not {figures.PREDICTED_NAME, figures.BAND_NAME} & {t.name for t in plain.data}
