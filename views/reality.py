@@ -15,11 +15,13 @@ import streamlit as st
 
 from model import calibrate as cal
 from model import presets
+from ui import estimate
 from ui.elements import export, metrics, tables
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
 from ui.equations import tex_int, tex_num
 from ui.figures import reality as fig_reality
+from ui.figures.batch import Prediction
 from ui.format import number, tokens
 from ui.state import dials
 from ui.state.dials import choice_dial, page_dial
@@ -42,6 +44,21 @@ def _checked() -> cal.Check:
 def _fitted(keys: tuple[str, ...]) -> cal.Fit:
     c = _checked()
     return cal.fit_check(c, np.isin(np.array(c.keys), np.array(keys)))
+
+
+@st.cache_data(show_spinner=False)
+def _held_out() -> dict[str, dict]:
+    """Every way of holding the built-in points out (model.calibrate.CV_KINDS): each point's held-out ratio and
+    group, the median and 90th-percentile error; and the in-sample fit's errors beside them."""
+    out = {}
+    for by in cal.CV_KINDS:
+        cv = cal.built_in_cv(by)
+        out[by] = {"keys": cv.keys, "groups": cv.groups, "ratio": cv.ratio, "predicted": cv.predicted,
+                   "median": cv.median_error, "p90": cv.p90_error, "band": cv.band}
+    fitted = cal.built_in_fit().fitted
+    err = np.abs(fitted.ratio - 1.0)
+    out["in-sample"] = {"median": float(np.median(err)), "p90": float(np.percentile(err, 90))}
+    return out
 
 
 def _apply(mfu: float, bwu: float) -> None:
@@ -155,6 +172,7 @@ page_dial(choice_dial("rc_model", [ALL, *models], ALL, PAGE))
 page_dial(choice_dial("rc_chip", [ALL, *chips], ALL, PAGE))
 page_dial(choice_dial("rc_pub", [ALL, *pubs], ALL, PAGE))
 page_dial(choice_dial("rc_m", keys, DEFAULT if DEFAULT in keys else keys[0], PAGE))
+page_dial(choice_dial("rc_cv", list(cal.CV_KINDS), "model", PAGE))
 
 hw_names = {k: presets.get("hardware", k).name for k in chips}
 md_names = {k: presets.get("model", k).name for k in models}
@@ -191,6 +209,16 @@ else:
     speed, b_ideal, bound = float(c.speed[i]), float(c.batch[i]), str(c.bound[i])
     mask = np.isin(np.array(keys), np.array(sel_keys))
     fit = _fitted(tuple(sel_keys)) if not user else cal.fit_check(c, mask)
+    # The efficiency model's prediction of this point by a fit that never saw it: a built-in point held out
+    # five-fold (its fifth left out), a point of yours by the fit to every built-in one.
+    held = _held_out()
+    lo, hi = held[estimate.CV_KIND]["band"]
+    if key.startswith(USER_PREFIX):
+        predicted = float(cal.predict_measurements({key: m}, estimate.fit().efficiency).predicted[0])
+        pred_how = "by the efficiency model fitted to every built-in measurement (none of yours)"
+    else:
+        predicted = float(held[estimate.CV_KIND]["predicted"][list(held[estimate.CV_KIND]["keys"]).index(key)])
+        pred_how = "by the efficiency model fitted to the other four fifths of the built-in measurements (k5)"
 
     # ------------------------------------------------------------ headline numbers
     metrics.grid([
@@ -205,7 +233,11 @@ else:
                help="How close real serving came to the roofline of its own setup (1 = the bound)."),
         Metric("What caps the ideal batch", bound,
                help="compute: B·c fills the step; memory: weights + KV fill it; capacity: the KV cache fills HBM."),
-    ], columns=4)
+        Metric("Predicted, unseen [out tok/s/GPU]", number(predicted), delta=f"{predicted / measured:.2f}× measured",
+               delta_color="off", delta_arrow="off",
+               help=f"Predicted {pred_how}, at the point's own load. Held out, 8 in 10 built-in points are predicted "
+                    f"between {lo:.2f}× and {hi:.2f}× their measured throughput."),
+    ], columns=5)
 
     # ------------------------------------------------------------ the bound, with today's numbers
     C, a, k = t.chips, t.a, m.tokens_computed_per_step
@@ -244,6 +276,12 @@ else:
     u_lo = min([u_top, u_top_real, *known]) / 3.0
     u = np.logspace(np.log10(u_lo), np.log10(u_max), GRID)
     ideal_curve = cal.at_speed(t, u)["tokens_per_s_per_chip"]
+    # The efficiency model at each speed: the largest batch whose predicted step gives u (at most what fits), its
+    # throughput B·u/C; a speed one sequence cannot reach has no point.
+    parts = cal.parts(m)
+    b_pred = cal.batch_at_speed(parts, u, estimate.fit().efficiency)
+    pred_curve = np.where(b_pred >= 1.0, b_pred * u / float(parts.chips), np.nan)
+    pred_lo, pred_hi = estimate.rate_band(pred_curve)
     real_curve = cal.at_speed(t, u, fit.mfu, fit.bwu)["tokens_per_s_per_chip"]
     b_big = t.b_fit * np.logspace(0.0, 3.0, 80) if np.isfinite(t.b_fit) else None
     unl = cal.frontier(t, b_big) if b_big is not None else None
@@ -259,12 +297,15 @@ else:
                                    u_unlimited=None if unl is None else unl["tokens_per_s_per_user"],
                                    tps_unlimited=None if unl is None else unl["tokens_per_s_per_chip"],
                                    real_label=f"at the fitted MFU {fit.mfu:.2f}, BWU {fit.bwu:.2f}",
-                                   title="This setup's bound and its measurements")
+                                   title="This setup's bound and its measurements",
+                                   predicted=Prediction(pred_curve, pred_lo, pred_hi))
         export.chart(fig, key="reality_frontier")
         st.caption("The most output tokens/s per GPU the roofline allows at each speed per user u: B*(u)·u/C with the "
                    "largest batch B* whose step t(B) ≤ a/u and whose KV fits in HBM (left of the knee the HBM cap "
                    "binds; grey: what unlimited HBM would allow). Dashed red: the same setup at the efficiency fitted "
-                   f"to the selected measurements. {len(pts)} measurement(s) share this exact setup.")
+                   "to the selected measurements. Dashed purple: the efficiency model fitted to every built-in "
+                   f"measurement, shaded where 8 in 10 held-out points fall (measured between predicted ÷ {hi:.2f} and "
+                   f"predicted ÷ {lo:.2f}). {len(pts)} measurement(s) share this exact setup.")
     with col2:
         groups = [items[kk].publisher for kk in keys]
         names = [items[kk].name for kk in keys]
@@ -275,6 +316,84 @@ else:
                    f"was published). Coloured: the {int(mask.sum())} selected; grey: the rest. Median of the "
                    f"selected: {100 * med:.3g} %. None exceeds 100 %: a point above it would mean the data or the "
                    f"model is wrong.")
+
+    # ------------------------------------------------------------ the efficiency model, held out
+    st.subheader("Predicted: the efficiency model and its error on points it never saw")
+    kinds = [*cal.CV_KINDS[::-1], "in-sample"]                 # k5, model, chip, publisher, then in-sample
+    e = estimate.fit().efficiency
+    st.markdown(f"The sidebar's **Estimate → predicted** draws this model beside the ideal roofline: HBM bandwidth at "
+                f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, routed experts at "
+                f"{100 * e.expert:.3g} % of peak and {e.prompt_layer_s * 1e3:.3g} ms per layer in a step with prompt "
+                f"work, fitted to the {estimate.fit().n} built-in measurements (docs/prediction.md). Below: each "
+                "point predicted by a fit that never saw its group.")
+    h1, h2 = st.columns([1, 1.15])
+    with h1:
+        export.chart(fig_reality.held_out_error(kinds, [100 * held[k]["median"] for k in kinds],
+                                                [100 * held[k]["p90"] for k in kinds]), key="reality_cv_error")
+        k5 = held[estimate.CV_KIND]
+        st.caption(f"|predicted ÷ measured − 1| of every built-in point, each predicted by a fit without its group: "
+                   f"a random fifth (seed 0, the pages' band: median {100 * k5['median']:.3g} %, 90th percentile "
+                   f"{100 * k5['p90']:.3g} %), one model, one chip or one publisher left out at a time; in-sample "
+                   "for comparison. Reproduce: python -m model calibrate --cv k5 (or model, chip, publisher).")
+    with h2:
+        by = ss["rc_cv"]
+        st.segmented_control("Held out", list(cal.CV_KINDS), key="rc_cv", persist_state="session",
+                             format_func=lambda k: fig_reality.CV_LABELS[k], required=True,
+                             help="Which groups the cross-validation leaves out one at a time: a row per group.")
+        cv = held[by]
+        glabels = ({k: md_names.get(k) or presets.get("model", k).name for k in set(cv["groups"])} if by == "model"
+                   else {k: hw_names.get(k) or presets.get("hardware", k).name for k in set(cv["groups"])}
+                   if by == "chip" else {})
+        cv_keys = list(cv["keys"])
+        export.chart(fig_reality.held_out_strip(
+            cv["groups"], [items[kk].name for kk in cv_keys], cv["ratio"], (lo, hi), labels=glabels,
+            current=cv_keys.index(key) if key in cv_keys else None,
+            by=fig_reality.CV_LABELS[by], title=f"Held-out predicted ÷ measured, {fig_reality.CV_LABELS[by]} out"),
+            key="reality_cv_strip")
+        worst = max(set(cv["groups"]), key=lambda g: abs(np.log(np.median(cv["ratio"][cv["groups"] == g]))))
+        w_med = float(np.median(cv["ratio"][cv["groups"] == worst]))
+        st.caption(f"Each dot a built-in measurement, predicted with {fig_reality.CV_LABELS[by]} left out at a time "
+                   f"(median error {100 * cv['median']:.3g} %); a bar marks each group's median. The group furthest "
+                   f"off: {glabels.get(worst, worst)}, predicted at {w_med:.2f}× its measurements (median). Shaded: "
+                   f"the pages' band, where 8 in 10 points fall held out five-fold ({lo:.2f}–{hi:.2f}).")
+
+    if user:
+        # ------------------------------------------------------------ the user's points: predicted, not refitted
+        ukeys = list(user)
+        up = cal.predict_measurements(user, estimate.fit().efficiency)
+        in_fit = [kk for kk in ukeys if kk in sel_keys]
+        fitted_of = dict(zip(sel_keys, fit.predicted))
+        fitted_u = np.array([float(fitted_of[kk]) if kk in fitted_of else np.nan for kk in ukeys])
+        ratio_u = up.predicted / up.measured
+        inside = int(np.sum((ratio_u >= lo) & (ratio_u <= hi)))
+        st.subheader("Your points, predicted (the built-in fit, no refit)")
+        metrics.grid([
+            Metric("Your points", f"{len(ukeys)}"),
+            Metric("Median |predicted ÷ measured − 1|", f"{100 * float(np.median(np.abs(ratio_u - 1))):.3g} %",
+                   help="The efficiency model fitted to the built-in measurements only: your points are not fitted."),
+            Metric("Inside the held-out band", f"{inside} of {len(ukeys)}",
+                   help=f"Predicted ÷ measured between {lo:.2f} and {hi:.2f}, where 8 in 10 built-in points fall held "
+                        "out five-fold."),
+            Metric("Refitted (MFU, BWU)", f"{fit.mfu:.2f}, {fit.bwu:.2f}",
+                   help="The roofline's two efficiencies fitted to the selection (the section below): a refit, "
+                        "which your points do move."),
+        ], columns=4)
+        export.chart(fig_reality.predicted_vs_measured(
+            up.measured, up.predicted, [items[kk].name for kk in ukeys], (lo, hi),
+            fitted=fitted_u if in_fit else None, fitted_label=f"refitted: MFU {fit.mfu:.2f}, BWU {fit.bwu:.2f}"),
+            key="reality_yours")
+        st.caption("Purple: each of your points predicted by the efficiency model fitted to the built-in measurements "
+                   "(python -m model calibrate --measurements FILE --predict gives the same numbers); red squares: "
+                   "the roofline at the MFU and bandwidth fitted to the selection, your points included. Shaded: "
+                   f"predicted between {lo:.2f}× and {hi:.2f}× measured, where 8 in 10 built-in points fall held out.")
+        tables.dataframe({"measurement": [items[kk].name for kk in ukeys],
+                          "measured tok/s/GPU": [round(float(x), 1) for x in up.measured],
+                          "predicted tok/s/GPU": [round(float(x), 1) for x in up.predicted],
+                          "predicted ÷ measured": [round(float(x), 3) for x in ratio_u],
+                          "batch per replica": [round(float(x), 2) for x in up.batch],
+                          "load": [str(x) for x in up.load],
+                          "refitted tok/s/GPU": [None if not np.isfinite(x) else round(float(x), 1) for x in fitted_u]},
+                         key="reality_yours_table", width="stretch")
 
     # ------------------------------------------------------------ the fit, and applying it everywhere
     st.subheader("Fitted efficiency → every page")

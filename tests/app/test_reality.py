@@ -20,6 +20,7 @@ from tests.app.helpers import (
     clean_app,
     fig,
     latex,
+    metric_list,
     metrics,
     trace,
     written,
@@ -46,7 +47,7 @@ def test_defaults_show_deepseek_production_against_its_bound():
     assert m["Ideal bound [out tok/s/GPU]"] == number(ideal) == "4,513"      # B_fit · 21 / 144
     assert m["Measured ÷ ideal"] == f"{100 * eff:.3g} %" == "41 %"
     assert m["What caps the ideal batch"] == "capacity"
-    assert len(charts(at)) == 2 and len(latex(at)) >= 4
+    assert len(charts(at)) == 4 and len(latex(at)) >= 4
     assert any("4,989" in x.value or "4.99k" in x.value for x in at.markdown)   # the published mean KV length
     # The fit over every measurement, shown and offered to the sidebar.
     f = cal.fit_check(CHECK)
@@ -54,8 +55,9 @@ def test_defaults_show_deepseek_production_against_its_bound():
     assert m["Points in the fit"] == str(len(ITEMS))
     assert at.button(key="rc_apply").label == f"Use MFU {round(f.mfu, 2):.2f} and bandwidth {round(f.bwu, 2):.2f} " \
                                               "on every page"
-    for fg in charts(at):                       # units on every axis with numbers
-        assert "[" in fg["layout"]["xaxis"]["title"]["text"]
+    for fg in charts(at):                       # units on every axis with numbers (the bars' x: kinds of hold-out)
+        ax = "yaxis" if fg["layout"]["xaxis"].get("type") == "category" else "xaxis"
+        assert "[" in fg["layout"][ax]["title"]["text"]
     assert "[tok/s]" in fig(at, "This setup's bound")["layout"]["yaxis"]["title"]["text"]
 
 
@@ -133,7 +135,7 @@ def test_filters_that_match_nothing_say_so():
 def test_bad_parameters_give_a_notice_and_the_default(query, name):
     at = rc_app(query)
     assert_notice(at, name)
-    assert len(charts(at)) == 2
+    assert len(charts(at)) == 4
 
 
 def test_apply_sets_the_sidebar_efficiency_for_every_page_and_reset_restores_it():
@@ -150,3 +152,75 @@ def test_apply_sets_the_sidebar_efficiency_for_every_page_and_reset_restores_it(
     at.button(key="rc_reset").click().run()
     assert at.session_state["mfu"] == 1.0 and at.session_state["bwu"] == 1.0
     assert "mfu" not in written(at)
+
+
+# ---- the efficiency model (model/calibrate.py's built-in fit) and its held-out error
+
+KINDS = ("k5", "model", "chip", "publisher")
+
+
+def _errors(ratio) -> tuple[float, float]:
+    e = np.abs(np.asarray(ratio) - 1.0)
+    return 100 * float(np.median(e)), 100 * float(np.percentile(e, 90))
+
+
+def test_the_held_out_error_chart_is_each_cross_validation_of_the_built_in_points():
+    at = rc_app(V1)
+    f = fig(at, "Held-out error of the prediction")
+    med, p90 = trace(f, "median"), trace(f, "90th percentile")
+    assert list(med["x"]) == ["a random fifth", "one model", "one chip", "one publisher", "none (in-sample)"]
+    want = [_errors(cal.built_in_cv(k).ratio) for k in KINDS] + [_errors(cal.built_in_fit().fitted.ratio)]
+    assert np.allclose(arr(med["y"]).astype(float), [w[0] for w in want], rtol=1e-9)
+    assert np.allclose(arr(p90["y"]).astype(float), [w[1] for w in want], rtol=1e-9)
+    assert "[%]" in f["layout"]["yaxis"]["title"]["text"]
+    # docs/prediction.md's figures: five-fold 13.8 % / 41.5 %, a model out 15.8 % / 43.3 %
+    assert (round(want[0][0], 1), round(want[0][1], 1), round(want[1][0], 1)) == (13.8, 41.5, 15.8)
+
+
+@pytest.mark.parametrize("by", ["model", "publisher", "k5"])
+def test_the_strip_shows_every_point_held_out_by_group(by):
+    at = rc_app({} if by == "model" else {"rc_cv": by})
+    assert at.session_state["rc_cv"] == by and written(at) == ({} if by == "model" else {"rc_cv": by})
+    cv = cal.built_in_cv(by)
+    f = fig(at, "Held-out predicted ÷ measured")
+    dots = trace(f, "a measurement, held out")
+    assert np.allclose(np.sort(arr(dots["x"]).astype(float)), np.sort(cv.ratio), rtol=1e-9)
+    groups = sorted(set(cv.groups))
+    assert len(f["layout"]["yaxis"]["ticktext"]) == len(groups)
+    medians = sorted(float(np.median(cv.ratio[cv.groups == g])) for g in groups)
+    assert np.allclose(arr(trace(f, "the group's median")["x"]).astype(float), medians, rtol=1e-9)
+    # The band drawn is the five-fold one, 10th to 90th percentile.
+    lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
+    rect = next(s for s in f["layout"]["shapes"] if s.get("type") == "rect")
+    assert (rect["x0"], rect["x1"]) == (pytest.approx(lo, rel=1e-9), pytest.approx(hi, rel=1e-9))
+
+
+def test_a_bad_hold_out_kind_is_named():
+    at = rc_app({"rc_cv": "seed"})
+    assert_notice(at, "rc_cv")
+    assert at.session_state["rc_cv"] == "model"
+
+
+def test_the_chosen_measurement_is_predicted_unseen_and_its_frontier_predicted():
+    key = "sglang-deepseek-h100-decode"
+    at = rc_app({"rc_m": key})
+    cv = cal.built_in_cv("k5")
+    i = cv.keys.index(key)
+    ms = {x.label: x for x in metric_list(at)}
+    got = ms["Predicted, unseen [out tok/s/GPU]"]
+    assert got.value == number(float(cv.predicted[i]))
+    assert got.delta == f"{cv.predicted[i] / cv.measured[i]:.2f}× measured"
+    # The frontier's purple curve: the fitted model's largest batch at each speed, B·u/C; the band ÷ hi … ÷ lo
+    # (a ratio r = predicted ÷ measured: measured = predicted ÷ r).
+    f = fig(at, "This setup's bound")
+    p = trace(f, "predicted (fitted efficiencies)")
+    u, y = arr(p["x"]).astype(float), arr(p["y"]).astype(float)
+    parts = cal.parts(ITEMS[key])
+    b = cal.batch_at_speed(parts, u, cal.built_in_fit().efficiency)
+    want = np.where(b >= 1, b * u / float(parts.chips), np.nan)
+    assert np.allclose(y, want, rtol=1e-9, equal_nan=True) and np.isfinite(y).any()
+    lo, hi = np.percentile(cv.ratio, [10, 90])
+    upper = next(t for t in f["data"] if t.get("name") == "held-out error band (10th–90th pct, k5)")
+    assert np.allclose(arr(upper["y"]).astype(float), want / lo, rtol=1e-9, equal_nan=True)
+    lower = trace(f, "held-out error band (10th–90th pct, k5) (lower edge)")
+    assert np.allclose(arr(lower["y"]).astype(float), want / hi, rtol=1e-9, equal_nan=True)

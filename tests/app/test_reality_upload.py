@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from model import calibrate as cal
-from tests.app.helpers import app, assert_clean, fig, metrics
+from model import presets
+from tests.app.helpers import app, arr, assert_clean, fig, metrics
 from tests.presets.helpers import GOOD_ROW, HEAD, half_bound_csv, half_bound_point
+from ui.format import number
 
 
 def _upload(at, data: bytes, name: str = "mine.csv"):
@@ -72,3 +74,28 @@ def test_a_yaml_upload_and_clearing_it():
     at.file_uploader(key="_rc_upload").set_value(None).run()
     assert not at.exception and "_rc_user" not in at.session_state
     assert not np.any([o.endswith("(yours)") for o in at.selectbox(key="rc_m").options])
+
+
+def test_uploaded_points_are_predicted_by_the_built_in_fit_as_well_as_refitted():
+    """Your points predicted, not refitted: the efficiency model fitted to the built-in measurements alone
+    (as `calibrate --measurements FILE --predict`), beside the roofline refitted to them."""
+    data = half_bound_csv().encode()
+    at = _upload(app(page="reality"), data)
+    assert_clean(at)
+    mine = cal.load_user_measurements(data, "mine.csv")
+    want = cal.predict_measurements(mine, cal.fit_efficiency(presets.measurement_presets()).efficiency)
+    f = fig(at, "Your points: predicted against measured")
+    p = next(t for t in f["data"] if t.get("name") == "predicted by the built-in fit (no refit)")
+    assert np.allclose(arr(p["x"]).astype(float), want.measured)
+    assert np.allclose(arr(p["y"]).astype(float), want.predicted, rtol=1e-9)
+    refit = cal.fit_check(cal.check(mine))
+    r = next(t for t in f["data"] if (t.get("name") or "").startswith("refitted"))
+    assert np.allclose(arr(r["y"]).astype(float), refit.predicted, rtol=1e-9)
+    m = metrics(at)
+    ratio = want.predicted / want.measured
+    lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
+    assert m["Your points"] == "3"
+    assert m["Median |predicted ÷ measured − 1|"] == f"{100 * float(np.median(np.abs(ratio - 1))):.3g} %"
+    assert m["Inside the held-out band"] == f"{int(np.sum((ratio >= lo) & (ratio <= hi)))} of 3"
+    # The chosen point (one of yours) is predicted by the same fit.
+    assert m["Predicted, unseen [out tok/s/GPU]"] == number(float(want.predicted[list(mine).index("half-4")]))

@@ -97,3 +97,42 @@ def test_builders_validate_on_the_real_measurements():
                                        np.ones(len(keys), bool), i)
     validate(fig)
     assert sum(len(tr.x) for tr in fig.data if tr.name != "chosen measurement") == len(keys)
+
+
+def test_held_out_error_bars_print_their_values():
+    fig = fig_reality.held_out_error(["k5", "model", "in-sample"], [13.8, 15.8, 13.6], [41.5, 43.3, 40.8])
+    validate(fig)
+    med, p90 = fig.data
+    assert list(med.x) == ["a random fifth", "one model", "none (in-sample)"] and list(p90.y) == [41.5, 43.3, 40.8]
+    assert list(med.text) == ["13.8 %", "15.8 %", "13.6 %"] and fig.layout.barmode == "group"
+    assert fig.layout.yaxis.range[1] >= 43.3 and "[%]" in fig.layout.yaxis.title.text
+
+
+def test_held_out_strip_orders_groups_by_median_and_shades_the_band():
+    groups = ["a", "a", "b", "b", "c"]
+    ratio = np.array([2.0, 1.8, 0.5, 0.7, 1.0])
+    fig = fig_reality.held_out_strip(groups, list("vwxyz"), ratio, (0.7, 1.4), labels={"a": "Alpha"}, current=4,
+                                     by="one model")
+    validate(fig)
+    assert list(fig.layout.yaxis.ticktext) == ["b (2)", "c (1)", "Alpha (2)"]          # medians 0.6, 1, 1.9
+    med = next(t for t in fig.data if t.name == "the group's median")
+    assert list(med.x) == [0.6, 1.0, 1.9] and list(med.y) == [0, 1, 2]
+    rect = next(s for s in fig.layout.shapes if s.type == "rect")
+    assert (rect.x0, rect.x1) == (0.7, 1.4)
+    dots = next(t for t in fig.data if t.name == "a measurement, held out")
+    assert np.allclose(np.round(dots.y), [2, 2, 0, 0, 1])          # each dot in its group's row (± jitter)
+    chosen = next(t for t in fig.data if t.name == "chosen measurement")
+    assert list(chosen.x) == [1.0]
+
+
+def test_predicted_vs_measured_draws_the_band_a_ratio_gives():
+    fig = fig_reality.predicted_vs_measured(np.array([100.0, 400.0]), np.array([120.0, 300.0]), ["p", "q"],
+                                            (0.7, 1.4), fitted=np.array([90.0, 410.0]))
+    validate(fig)
+    lower, upper = fig.data[0], fig.data[1]
+    # predicted ÷ measured in [0.7, 1.4]: predicted between 0.7 × measured and 1.4 × measured
+    assert np.allclose(np.asarray(lower.y) / np.asarray(lower.x), 0.7) and upper.fill == "tonexty"
+    assert np.allclose(np.asarray(upper.y) / np.asarray(upper.x), 1.4)
+    pred = next(t for t in fig.data if t.name == "predicted by the built-in fit (no refit)")
+    assert list(pred.y) == [120.0, 300.0]
+    assert "[tok/s]" in fig.layout.xaxis.title.text and "[tok/s]" in fig.layout.yaxis.title.text
