@@ -10,6 +10,7 @@ import streamlit as st
 
 from model import decode_step, hbm_drain_time, max_batch_that_fits, presets, system_balance_batch
 from model.economics import fast_mode_batches, fast_mode_forward
+from ui import estimate
 from ui.elements import export, metrics, tables
 from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
@@ -119,6 +120,8 @@ try:
     # Floors: the weight fetch alone (B → 0) and the cost per token as B → ∞ (compute + KV, nothing to share).
     floors = decode_step(s, np.array([1.0, 1e12]), T)
     kv_t = float(s.kv_read(T))
+    # The fitted model on the chart's batches at T (one call), drawn beside the roofline with its band.
+    pred = estimate.predict(s, grid, T)
 except ValueError as exc:   # e.g. a model with neither attention shapes nor a KV figure
     st.warning(f"This combination cannot be computed: {exc}. Change a dial in the sidebar.", icon="⚠️")
     dials.write_url()       # st.stop ends the run before the app writes the URL
@@ -128,6 +131,16 @@ latency_floor_s = float(floors.t_weights_s[0])
 cost_floor = float(floors.usd_per_mtok[1])
 solved = fm.batch_standard is not None and fm.batch_fast is not None
 weights_fit = b_max > 0
+# The metrics' latency and cost read the sidebar's Estimate: the roofline's at the two batches, or the fitted
+# model's at the same batches (the operating points are solved on the roofline either way).
+word = estimate.word(view.estimate, s)
+if solved and view.predicted:
+    at_pts = estimate.predict(s, np.array([fm.batch_standard, fm.batch_fast]), T)
+    t_std, t_fast = (float(x) for x in at_pts.t_step_s)
+    u_std, u_fast = (float(x) for x in at_pts.usd_per_mtok)
+elif solved:
+    t_std, t_fast = fm.t_step_standard_s, fm.t_step_fast_s
+    u_std, u_fast = fm.usd_per_mtok_standard, fm.usd_per_mtok_fast
 
 
 def _times_b_star(batch_, over):
@@ -154,12 +167,15 @@ metrics.grid([
            delta=_times_b_star(fm.batch_fast, fm.batch_fast_over_balance), **QUIET,
            help="Sequences per step in fast mode, as a multiple of the balance batch B*(T) at this context "
                 "(B*₀: the balance batch without KV, when KV makes B*(T) infinite)."),
-    Metric("Latency std → fast [ms]",
-           f"{fm.t_step_standard_s * 1e3:.3g} → {fm.t_step_fast_s * 1e3:.3g}" if solved else "—",
-           help="Time per output token (one decode step) in each mode."),
-    Metric("Cost std → fast [$/Mtok]",
-           f"{fm.usd_per_mtok_standard:.3g} → {fm.usd_per_mtok_fast:.3g}" if solved else "—",
-           help="The roofline's cost per million output tokens at the chip-hour price (not the API's list price)."),
+    Metric(f"{word} latency std → fast [ms]", f"{t_std * 1e3:.3g} → {t_fast * 1e3:.3g}" if solved else "—",
+           help="Time per output token (one decode step) in each mode"
+                + (", predicted by the fitted model at the same two batches." if view.predicted else "."),
+           **({"delta": f"{t_std / t_fast:.3g}× speed, predicted", **QUIET} if solved and view.predicted else {})),
+    Metric(f"{word} cost std → fast [$/Mtok]", f"{u_std:.3g} → {u_fast:.3g}" if solved else "—",
+           help="Cost per million output tokens at the chip-hour price (not the API's list price)"
+                + (", predicted by the fitted model at the same two batches." if view.predicted else
+                   ", on the roofline."),
+           **({"delta": f"{u_fast / u_std:.3g}× price, predicted", **QUIET} if solved and view.predicted else {})),
 ], columns=3)    # two rows: "14.8 → 5.93" does not fit a sixth of the page
 
 # ---------------------------------------------------------------- messages when there is no answer
@@ -202,7 +218,9 @@ fig = fast_mode_curves(grid, sweep.t_step_s[0], sweep.usd_per_mtok[0], sweep.fit
                        latency_floor_s, cost_floor, b_star if np.isfinite(b_star) else None,
                        curve_name=f"roofline at T = {tokens(T)}",
                        reference=("no KV (T = 0)", sweep.t_step_s[1], sweep.usd_per_mtok[1]),
-                       reference_points=ref_points, titles=titles)
+                       reference_points=ref_points, titles=titles,
+                       predicted=(estimate.time_prediction(pred.t_step_s, sweep.fits[0]),
+                                  estimate.time_prediction(pred.usd_per_mtok, sweep.fits[0])))
 export.chart(fig, key="fast_mode_curves")
 drain = float(hbm_drain_time(s.hardware.hbm_bytes, bw))
 slower_saves = 1 - cost_floor / fm.usd_per_mtok_standard if solved and fm.usd_per_mtok_standard else None
@@ -220,6 +238,9 @@ st.caption(f"Time per output token (left, or above) and cost per million output 
            f"batch) cannot go below the floor of {usd(cost_floor)}/Mtok, where compute and KV are paid per token"
            + slower_note + ". Dotted: no KV "
            "(hollow: its operating points); grey dashes: weights + KV do not fit in HBM; shading: the bound.")
+st.caption(estimate.caption(s) + " The operating points are solved on the roofline; "
+           + ("the latency and cost above read the fitted model at those batches (the sidebar's Estimate)."
+              if view.predicted else "the numbers above read the roofline (the sidebar's Estimate)."))
 
 # ---------------------------------------------------------------- the equations with today's numbers
 st.subheader("The equations, with today's numbers")

@@ -4,16 +4,22 @@ import numpy as np
 import pytest
 
 from model import Precision, decode_step, presets
+from model import calibrate as cal
 from model.economics import fast_mode_batches, fast_mode_forward
 from tests.app.helpers import (
     PAGES,
     V1,
     app,
+    arr,
     assert_clean,
     charts,
+    fig,
     latex_text,
+    metric_list,
     metrics,
+    page_text,
     sidebar_system,
+    trace,
     written,
 )
 from ui.figures.plot import NARROW_META, PANELS_META
@@ -254,3 +260,54 @@ def test_slower_mode_sentence_at_the_app_defaults_says_the_standard_batch_is_on_
     assert 1 - floor / fm.usd_per_mtok_standard < 5e-4          # the model: on the floor to print precision
     text = next(c.value for c in at.caption if "cannot go below the floor" in c.value)
     assert "is already there" in text and "% off" not in text, text
+
+
+# ---- the fitted model's prediction beside the roofline (the sidebar's Estimate)
+
+def _predicted_by_hand(s, batch, context):
+    """A dense model's decode step under the fitted efficiencies, from the roofline's terms at peak:
+    t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal."""
+    e = cal.built_in_fit().efficiency
+    r = decode_step(s, batch, context)
+    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
+    return t, r.usd_per_mtok * t / r.t_step_s
+
+
+def test_both_panels_draw_the_predicted_curve_and_its_band():
+    at = app(V1, page="fast-mode")
+    assert_clean(at)
+    s = sidebar_system()
+    lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
+    for title, k, scale in (("Latency", 0, 1e3), ("Cost", 1, 1.0)):
+        f = fig(at, title)
+        p = trace(f, "predicted (fitted efficiencies)")
+        x, y = arr(p["x"]).astype(float), arr(p["y"]).astype(float)
+        fits = decode_step(s, x, 8192).fits
+        want = _predicted_by_hand(s, x, 8192)[k] * scale
+        assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
+        band = next(t for t in f["data"] if t.get("name") == "held-out error band (10th–90th pct, k5)")
+        assert np.allclose(arr(band["y"]).astype(float)[fits], want[fits] * hi, rtol=1e-9)   # time, cost: × hi
+        lower = trace(f, "held-out error band (10th–90th pct, k5) (lower edge)")
+        assert np.allclose(arr(lower["y"]).astype(float)[fits], want[fits] * lo, rtol=1e-9)
+    # one legend entry each, on the latency panel
+    names = [(t.get("name"), t.get("showlegend", True)) for t in charts(at)[0]["data"]]
+    assert sum(1 for n, show in names if n == "predicted (fitted efficiencies)" and show) == 1
+
+
+def test_the_latency_and_cost_metrics_follow_the_estimate():
+    at = app(V1, page="fast-mode")
+    fm = fast_mode_batches(sidebar_system(), 2.5, 6.0, 8192)
+    m = metrics(at)
+    assert m["Ideal latency std → fast [ms]"] == f"{fm.t_step_standard_s * 1e3:.3g} → {fm.t_step_fast_s * 1e3:.3g}"
+    assert m["Ideal cost std → fast [$/Mtok]"] == f"{fm.usd_per_mtok_standard:.3g} → {fm.usd_per_mtok_fast:.3g}"
+    at.radio(key="est").set_value("predicted").run()
+    assert_clean(at)
+    t, cost = _predicted_by_hand(sidebar_system(), np.array([fm.batch_standard, fm.batch_fast]), 8192)
+    ms = {x.label: x for x in metric_list(at)}
+    assert "Ideal latency std → fast [ms]" not in ms
+    lat = ms["Predicted latency std → fast [ms]"]
+    assert lat.value == f"{t[0] * 1e3:.3g} → {t[1] * 1e3:.3g}" and lat.delta == f"{t[0] / t[1]:.3g}× speed, predicted"
+    cst = ms["Predicted cost std → fast [$/Mtok]"]
+    assert cst.value == f"{cost[0]:.3g} → {cost[1]:.3g}" and cst.delta == f"{cost[1] / cost[0]:.3g}× price, predicted"
+    assert ms["Speedup S [×]"].value == "2.5"                      # the quote, solved on the roofline
+    assert "the latency and cost above read the fitted model" in page_text(at, "caption")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.batch import BOUND_COLORS, GREY, shade_bounds, split_fit, vline
+from ui.figures.batch import BOUND_COLORS, GREY, Prediction, prediction_traces, shade_bounds, split_fit, vline
 from ui.figures.plot import (
     COUNT_DECADES,
     FONT_SIZE,
@@ -77,20 +77,25 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
                      b_star: float | None, *, curve_name: str = "roofline",
                      reference: tuple[str, np.ndarray, np.ndarray] | None = None,
                      reference_points: Sequence[Point] = (),
-                     titles: tuple[str, str] = ("Latency per token", "Cost per token")) -> go.Figure:
+                     titles: tuple[str, str] = ("Latency per token", "Cost per token"),
+                     predicted: tuple[Prediction, Prediction] | None = None) -> go.Figure:
     """Latency [ms] and cost [$/Mtok] against batch, side by side (log–log), shaded by bound and greyed
     where weights + KV do not fit, with named operating points (label, batch, latency_s, usd, colour),
     the latency floor W/(C·bw) (left), the slow-mode floor (right: large-batch compute + KV cost)
     and B*.  `reference` = (name, latency_s, usd): a dotted comparison curve on the same batch grid
-    (e.g. no KV), with `reference_points` drawn hollow on it.
+    (e.g. no KV), with `reference_points` drawn hollow on it.  `predicted` = (latency [s], cost [$/Mtok]): a
+    predicted curve with its band on each panel (ui.figures.batch.prediction_traces).
     """
     batch = np.asarray(batch, float)
     spec = Spec()
     spec.annotations += [panel_title_annotation(t, col) for col, t in enumerate(titles, 1)]
     for col in (1, 2):
         _draw_panel(spec, col, batch, latency_s, usd, fits, bound, points, floor_s, cost_floor,
-                    b_star, curve_name, reference, reference_points)
+                    b_star, curve_name, reference, reference_points, None if predicted is None else predicted[col - 1])
     lat_all, usd_all = _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_points)
+    if predicted is not None:
+        lat_all += [np.asarray(a, float) * 1e3 for a in (predicted[0].y, predicted[0].lo, predicted[0].hi)]
+        usd_all += [np.asarray(a, float) for a in (predicted[1].y, predicted[1].lo, predicted[1].hi)]
     # Batch ticks 1, 10, 100, 1k …: level and short on a narrow panel too.
     batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}}
     spec.layout = base_layout(
@@ -120,7 +125,8 @@ def _ranges(latency_s, usd, points, floor_s, cost_floor, reference, reference_po
 
 
 def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points,
-                floor_s, cost_floor, b_star, curve_name, reference, reference_points) -> None:
+                floor_s, cost_floor, b_star, curve_name, reference, reference_points,
+                predicted: Prediction | None = None) -> None:
     """Panel `col` (1: latency [ms], 2: cost [$/Mtok]); the legend lists the latency panel's traces only."""
     fits = np.asarray(fits, bool)
     first = col == 1
@@ -136,9 +142,14 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
         spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
                      line={"width": 2.5, "color": REFERENCE_COLOR, "dash": "dot"},
                      hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra>{reference[0]}</extra>", **on)
+    if predicted is not None:
+        p = Prediction(*(np.asarray(a, float) * scale for a in (predicted.y, predicted.lo, predicted.hi)),
+                       predicted.name, predicted.band_name)
+        prediction_traces(spec, batch, p, unit=unit, legendgroup="predicted", **on)
     y_fit, y_no = split_fit(np.asarray(y, float) * scale, fits)
     spec.scatter(x=batch, y=y_fit, mode="lines", line={"width": 4, "color": "#222"}, name=curve_name,
-                 legendgroup="curve", hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
+                 legendgroup="curve", legendrank=1,
+                 hovertemplate=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}<extra></extra>", **on)
     if np.any(~fits):
         spec.scatter(x=batch, y=y_no, mode="lines", line={"width": 4, "color": GREY, "dash": "dash"},
                      name="does not fit in HBM", legendgroup="nofit",

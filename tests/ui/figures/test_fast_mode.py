@@ -11,6 +11,7 @@ from model.economics import fast_mode_batches
 from tests.ui.figures.checks import validate, vline_xs
 from ui.figures import fast_mode as ffm
 from ui.figures import plot
+from ui.figures.batch import Prediction
 from ui.figures.plot import NARROW_META
 
 
@@ -228,3 +229,20 @@ def test_narrow_layout_stacks_the_panels(setup):
     assert (lat_lo - cost_hi) * plot_px >= 90
     assert n["height"] > lay.height
 
+
+
+def test_a_prediction_on_both_panels_with_room_on_the_axes(setup):
+    r, grid = setup["r"], setup["grid"]
+    t, usd = r.t_step_s[0], r.usd_per_mtok[0]
+    pred = (Prediction(3 * t, 2 * t, 9 * t), Prediction(3 * usd, 2 * usd, 9 * usd))
+    fig = ffm.fast_mode_curves(grid, t, usd, r.fits[0], r.bound[0], [], float(setup["floors"].t_weights_s[0]),
+                               float(setup["floors"].usd_per_mtok[1]), setup["b_star"], predicted=pred)
+    validate(fig)
+    for xaxis, scale, y in (("x", 1e3, t), ("x2", 1.0, usd)):
+        (p,) = _traces(fig, "predicted (fitted efficiencies)", xaxis)
+        (band,) = _traces(fig, "held-out error band (10th–90th pct, k5)", xaxis)
+        assert np.allclose(p.y, 3 * y * scale) and np.allclose(band.y, 9 * y * scale) and band.fill == "tonexty"
+        assert bool(p.showlegend) == (xaxis == "x")
+    # the explicit y ranges hold the band's top (log10 of the largest value)
+    assert fig.layout.yaxis.range[1] >= np.log10(np.nanmax(9 * t * 1e3))
+    assert fig.layout.yaxis2.range[1] >= np.log10(np.nanmax(9 * usd))
