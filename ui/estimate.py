@@ -117,8 +117,8 @@ def time_prediction(y, fits=True) -> Prediction:
     return Prediction(y, lo, hi)
 
 
-def caption(system: System) -> str:
-    """One sentence on what the predicted curve is, its error and what it ignores (numbers from the model)."""
+def caption(system: System, lead: str = "Purple: predicted") -> str:
+    """What the predicted curve is, its error and what it ignores (numbers from the model); `lead` starts it."""
     f, cv = fit(), held_out()
     lo, hi = cv.band
     e = f.efficiency
@@ -128,7 +128,7 @@ def caption(system: System) -> str:
         ignores.append(f"the Efficiency dials (MFU {d.mfu:g}, bandwidth {d.bw_util:g})")
     if d.mode != "lecture":
         ignores.append(f"the {d.mode} roofline mode")
-    return (f"Purple: predicted by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
+    return (f"{lead} by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
             f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, routed experts at "
             f"{100 * e.expert:.3g} % of peak (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "

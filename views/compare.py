@@ -16,6 +16,7 @@ import streamlit as st
 from model import context_never_compute_bound, decode_step, max_batch_that_fits, presets, system_balance_batch
 from model.roofline import weight_fetch_time
 from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
+from ui import estimate
 from ui.elements import export
 from ui.elements.lazy import lazy_expander
 from ui.elements.live_tex import latex
@@ -205,7 +206,8 @@ for i, v in views.items():
     b0 = float(system_balance_batch(s, 0.0))         # KV ignored: the lecture's 300 × sparsity
     b_t = float(system_balance_batch(s, T))          # with the KV read at the sidebar's context
     star = decode_step(s, b_t, T) if np.isfinite(b_t) and b_t >= 1 else None
-    res[i] = {"by_b": by_b, "by_t": by_t, "b0": b0, "bT": b_t, "star": star,
+    pred = estimate.predict(s, b_grid, T)            # the fitted model against batch (charts 1 and 2)
+    res[i] = {"by_b": by_b, "by_t": by_t, "b0": b0, "bT": b_t, "star": star, "pred": pred,
               "floor": float(weight_fetch_time(s.weight_bytes, s.deployment.chips, s.hbm_bandwidth)),
               "t_kv": context_never_compute_bound(s), "fit": float(max_batch_that_fits(s, T))}
 
@@ -225,6 +227,10 @@ def _max_batch(x: float) -> str:
     return "0: the weights alone do not fit" if x < 1 else f"{math.floor(x):,}"
 
 
+# The last two rows read the sidebar's Estimate: the roofline (as every row above) or the fitted model.
+word = estimate.word(view.estimate, view.system)
+for r_ in res.values():
+    r_["now"] = r_["pred"] if view.predicted else r_["by_b"]
 rows = {
     "Chip": lambda v, r: v.system.hardware.name,
     "Model": lambda v, r: v.system.model.name,
@@ -239,9 +245,9 @@ rows = {
     "Latency floor W/(C·bw)": lambda v, r: seconds(r["floor"]),
     "KV overtakes compute past T [tokens]": lambda v, r: f"{r['t_kv']:,.0f}" if np.isfinite(r["t_kv"]) else "never",
     f"Max batch that fits at T = {tokens(T)} [sequences]": lambda v, r: _max_batch(r["fit"]),
-    f"Latency per token at B = {B:g}": lambda v, r: seconds(float(r["by_b"].t_step_s[ib]))
+    f"{word} latency per token at B = {B:g}": lambda v, r: seconds(float(r["now"].t_step_s[ib]))
     + _fits_note(bool(r["by_b"].fits[ib])),
-    f"Cost at B = {B:g} [$/Mtok]": lambda v, r: usd(float(r["by_b"].usd_per_mtok[ib])),
+    f"{word} cost at B = {B:g} [$/Mtok]": lambda v, r: usd(float(r["now"].usd_per_mtok[ib])),
 }
 table = pd.DataFrame({f"Config {i}" + (" ⚠" if v.uncertain else ""): [f(v, res[i]) for f in rows.values()]
                       for i, v in views.items()}, index=list(rows))
@@ -255,7 +261,10 @@ st.caption("B*: the batch where matmul time equals memory time (lecture §2.2: �
            "weight read once over C chips' bandwidth (§1.2, §1.7). 'KV overtakes compute': the context where one "
            "sequence's KV read takes as long as its matmuls, kv(T)/bw = 2·Na/F "
            "(model.context_never_compute_bound) — past it no batch is compute-bound. Max batch: weights + KV "
-           "within C chips' HBM. ⚠: an uncertain preset figure feeds the column.")
+           "within C chips' HBM. ⚠: an uncertain preset figure feeds the column. "
+           + ("The last two rows are predicted by the efficiency model fitted to the published measurements (the "
+              "sidebar's Estimate); every other row is the roofline's." if view.predicted else
+              "Every row is the roofline's (the sidebar's Estimate)."))
 
 # ---------------------------------------------------------------- the equations with each config's numbers
 c1, c2 = st.columns(2)
@@ -273,13 +282,18 @@ def label(i: int, v) -> str:
     return f"{i}: {v.chip_key} × {v.model_key}, {p.weights}/{p.kv}/{p.compute}, C = {v.chips:g}"
 
 
-def curves(pick, at_now: int, marks) -> list[Curve]:
+def curves(pick, at_now: int, marks, predicted=None) -> list[Curve]:
+    """One Curve per configuration; `predicted(r)`: its predicted y (only where it fits), drawn dashed, with the
+    band for the first configuration only, and the dot on it when the sidebar's Estimate says predicted."""
     out = []
-    for i, v in views.items():
+    for n, (i, v) in enumerate(views.items()):
         r = res[i]
         y, sweep = pick(r)
-        out.append(Curve(label(i, v), CONFIG_COLORS[i - 1], y, sweep.fits, sweep.bound, float(y[at_now]),
-                         CONFIG_SYMBOLS[i - 1], marks(i, r)))
+        p = None if predicted is None else np.where(sweep.fits, predicted(r), np.nan)
+        y_now = float(p[at_now]) if p is not None and view.predicted else float(y[at_now])
+        out.append(Curve(label(i, v), CONFIG_COLORS[i - 1], y, sweep.fits, sweep.bound, y_now,
+                         CONFIG_SYMBOLS[i - 1], marks(i, r), p,
+                         estimate.time_band(p) if p is not None and n == 0 else None))
     return out
 
 
@@ -289,15 +303,17 @@ def b_marks(i, r):
 
 # One figure, two panels (side by side; stacked on a phone): one chart to draw per move instead of two.
 fig = fig_compare.latency_and_cost_vs_batch(
-    b_grid, curves(lambda r: (r["by_b"].t_step_s * 1e3, r["by_b"]), ib, b_marks),
-    curves(lambda r: (r["by_b"].usd_per_mtok, r["by_b"]), ib, b_marks), b_now=B, context=tokens(T))
+    b_grid, curves(lambda r: (r["by_b"].t_step_s * 1e3, r["by_b"]), ib, b_marks, lambda r: r["pred"].t_step_s * 1e3),
+    curves(lambda r: (r["by_b"].usd_per_mtok, r["by_b"]), ib, b_marks, lambda r: r["pred"].usd_per_mtok),
+    b_now=B, context=tokens(T), solid_name=estimate.ideal_name(view.system))
 export.chart(fig, key="cmp_vs_batch")
 st.caption("Left (or above): latency per token = one decode step. Near the latency floor W/(C·bw) while the weight "
            "read sets the step, rising once compute or KV reads dominate; dashed lines mark each configuration's "
            "B*(T). Right (or below): cost per token = C × price × step time ÷ batch: the weight fetch is shared by "
            "the batch, compute and KV are paid per token, so each curve falls toward its floor of compute and KV per "
            "token, reached at B* where a configuration has one. Dotted: weights + KV do not fit in that "
-           "configuration's HBM.")
+           "configuration's HBM. Dashed: each configuration predicted (the shaded band for the first only). "
+           + estimate.caption(view.system, lead="Predicted"))
 
 fig = fig_compare.vs_context(
     t_grid, curves(lambda r: (r["by_t"].usd_per_mtok, r["by_t"]), it,

@@ -21,6 +21,7 @@ from model import (
     presets,
     system_balance_batch,
 )
+from model import calibrate as cal
 from tests.app.helpers import (
     V1,
     arr,
@@ -67,7 +68,7 @@ def column(s: System, batch=B, context=T) -> dict[str, str]:
 ROWS = {"B0": "Balance batch B*, KV ignored [sequences]", "BT": "Balance batch B*(T) at T = 8k [sequences]",
         "star": "Cost at B*(T) [$/Mtok]", "floor": "Latency floor W/(C·bw)",
         "kv": "KV overtakes compute past T [tokens]", "fit": "Max batch that fits at T = 8k [sequences]",
-        "latency": "Latency per token at B = 64", "cost": "Cost at B = 64 [$/Mtok]"}
+        "latency": "Ideal latency per token at B = 64", "cost": "Ideal cost at B = 64 [$/Mtok]"}
 
 
 def table(at) -> dict[int, dict[str, str]]:
@@ -78,7 +79,10 @@ def table(at) -> dict[int, dict[str, str]]:
 
 def assert_column(cells: dict[str, str], s: System) -> None:
     want = column(s)
+    # The last two rows say which estimate they read: the ideal roofline, or the roofline at the efficiency dials.
+    word = "Ideal" if s.deployment.mfu == s.deployment.bw_util == 1 else "Roofline"
     for k, row in ROWS.items():
+        row = row.replace("Ideal ", f"{word} ") if k in ("latency", "cost") else row
         assert cells[row] == want[k], (row, cells[row], want[k])
     assert cells["Chip"] == s.hardware.name and cells["Model"] == s.model.name
     p = s.precision
@@ -88,8 +92,10 @@ def assert_column(cells: dict[str, str], s: System) -> None:
 
 
 def lines(f: dict) -> list[dict]:
-    """The solid (fitting) curve of each configuration, in config order."""
-    return [t for t in f["data"] if t.get("mode") == "lines" and t["line"].get("dash") is None]
+    """The solid (fitting) curve of each configuration, in config order (not the band's edges, drawn without a
+    line, nor a legend-only entry)."""
+    return [t for t in f["data"] if t.get("mode") == "lines" and t["line"].get("dash") is None
+            and t["line"].get("width") != 0 and list(t["x"]) != [None]]
 
 
 cmp_app = partial(clean_app, page="compare")
@@ -323,3 +329,51 @@ def test_a_custom_sidebar_chip_is_compared_while_config_one_follows():
     at.toggle(key="cmp1_follow").set_value(False).run()     # a custom chip cannot be pinned: says so
     assert_clean(at)
     assert any("custom chip or model" in x.value for x in at.info)
+
+
+# ---- the fitted model's prediction beside each configuration's roofline (the sidebar's Estimate)
+
+def _predicted_by_hand(s: System, batch, context):
+    """A dense model's decode step under the fitted efficiencies, from the roofline's terms at peak:
+    t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal."""
+    e = cal.built_in_fit().efficiency
+    r = decode_step(s, batch, context)
+    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
+    return t, r.usd_per_mtok * t / r.t_step_s, r.fits
+
+
+@pytest.mark.parametrize("est", ["ideal", "predicted"])
+def test_each_config_is_predicted_and_the_first_has_the_band(est):
+    at = cmp_app({"cmp_2": "h200_llama-3.1-8b", "est": est})
+    systems = [sidebar_system("h100", "llama-3.1-70b"), sidebar_system("h200", "llama-3.1-8b")]
+    lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
+    for title, k, scale in (("Latency per token against batch", 0, 1e3), ("Cost per million tokens against", 1, 1)):
+        f = fig(at, title)
+        preds = [t for t in f["data"] if (t.get("name") or "").endswith(", predicted")]
+        assert [t["line"]["color"] for t in preds] == list(CONFIG_COLORS[:2])
+        for t, s in zip(preds, systems):
+            x, y = arr(t["x"]).astype(float), arr(t["y"]).astype(float)
+            t_, c_, fits = _predicted_by_hand(s, x, T)
+            want = (t_ if k == 0 else c_) * scale
+            assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
+        bands = [t for t in f["data"] if (t.get("name") or "").startswith("held-out error band")
+                 and "lower edge" not in t["name"]]
+        assert len(bands) == 1 and bands[0]["name"].endswith("config 1")              # the first config only
+        x = arr(bands[0]["x"]).astype(float)
+        t_, c_, fits = _predicted_by_hand(systems[0], x, T)
+        want = (t_ if k == 0 else c_) * scale
+        assert np.allclose(arr(bands[0]["y"]).astype(float)[fits], want[fits] * hi, rtol=1e-9)
+        names = [t.get("name") for t in f["data"]]
+        assert "solid: ideal roofline" in names and "dashed: predicted (fitted efficiencies)" in names
+    # The table's last two rows read the estimate, and say which.
+    cols = table(at)
+    word = "Predicted" if est == "predicted" else "Ideal"
+    for i, s in enumerate(systems, 1):
+        t_, c_, _ = _predicted_by_hand(s, 64.0, T)
+        r = decode_step(s, 64, T)
+        lat = cols[i][f"{word} latency per token at B = 64"]
+        cost = cols[i][f"{word} cost at B = 64 [$/Mtok]"]
+        if est == "predicted":
+            assert lat.startswith(seconds(float(t_))) and cost == usd(float(c_))
+        else:
+            assert lat.startswith(seconds(float(r.t_step_s))) and cost == usd(float(r.usd_per_mtok))

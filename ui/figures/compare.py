@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 
 from model import presets
 from model.specs import COMPUTE_DTYPES, DTYPE_BYTES
-from ui.figures.batch import GREY, split_fit
+from ui.figures.batch import BAND_NAME, GREY, PREDICTED_NAME, split_fit
 from ui.figures.kv_cache import mark
 from ui.figures.plot import COUNT_DECADES, FONT_SIZE, Spec, SpecFigure, axis, base_layout, decades_if_wide, side_by_side
 from ui.state.dials import CHIP_OPTIONS
@@ -153,8 +153,10 @@ def view_for(cfg: Config, batch: float, context: float, *, mfu: float = 1.0, bw_
 class Curve:
     """One configuration's curve on an overlay chart.
 
-    y, fits, bound: arrays over the chart's x; y_now: the value at the sidebar's x;
-    marks: (label, x) vertical lines in the curve's colour (e.g. B*), drawn when inside the x range.
+    y, fits, bound: arrays over the chart's x; y_now: the value at the sidebar's x (on the curve the sidebar's
+    Estimate picks); marks: (label, x) vertical lines in the curve's colour (e.g. B*), drawn when inside the x
+    range; predicted: the fitted model's curve (dashed, in the curve's colour; NaN: no point); band: its held-out
+    error band (lower, upper), shaded in the curve's colour.
     """
 
     label: str
@@ -165,14 +167,25 @@ class Curve:
     y_now: float
     symbol: str = "circle"
     marks: tuple[tuple[str, float], ...] = ()
+    predicted: np.ndarray | None = None
+    band: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _rgba(color: str, alpha: float) -> str:
+    """"#0072B2" → "rgba(0, 114, 178, alpha)"."""
+    h = color.lstrip("#")
+    return f"rgba({int(h[0:2], 16)}, {int(h[2:4], 16)}, {int(h[4:6], 16)}, {alpha:g})"
 
 
 def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: str, x_title: str, unit: str,
-            title: str, y_title: str, now_label: str, labelled: bool = True) -> go.Figure:
+            title: str, y_title: str, now_label: str, labelled: bool = True, solid_name: str = "ideal roofline",
+            ) -> go.Figure:
     """Up to three configurations' curves against x (log–log): solid where weights + KV fit in HBM,
     dotted where they do not, each with its value at the sidebar's x marked and its own vertical
     marks (B*, a crossover context) in its colour; the sidebar's x as a grey line.  `labelled=False`:
-    the marks' and the grey line's labels left out (a panel beside one that has them, ui.figures.plot.side_by_side)."""
+    the marks' and the grey line's labels left out (a panel beside one that has them, ui.figures.plot.side_by_side).
+    Curves with a prediction add its dashed line (and a band where given); the legend then says "solid:
+    `solid_name`" and "dashed: predicted"."""
     x = np.asarray(x, float)
     lo, hi = float(x.min()), float(x.max())
     spec = Spec()
@@ -180,6 +193,17 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
     n_marks = 0
     x_fmt = "%{x:,.0f}"
     for c in curves:
+        if c.band is not None:
+            spec.scatter(x=x, y=np.asarray(c.band[0], float), mode="lines", line={"width": 0, "color": c.color},
+                         name=f"{BAND_NAME} (lower edge)", showlegend=False, hoverinfo="skip", legendgroup="band")
+            spec.scatter(x=x, y=np.asarray(c.band[1], float), mode="lines", line={"width": 0, "color": c.color},
+                         fill="tonexty", fillcolor=_rgba(c.color, 0.14), legendgroup="band", legendrank=3,
+                         name=f"{BAND_NAME}, config {c.label.split(':')[0]}", customdata=np.asarray(c.band[0], float),
+                         hovertemplate=f"%{{customdata:.3g}}–%{{y:.3g}} {unit}<extra>8 in 10 measured</extra>")
+        if c.predicted is not None:
+            spec.scatter(x=x, y=np.asarray(c.predicted, float), name=f"{c.label}, predicted", mode="lines",
+                         legendgroup=c.label, showlegend=False, line={"width": 2.5, "color": c.color, "dash": "dash"},
+                         hovertemplate=f"{x_symbol} = {x_fmt}: %{{y:.4g}} {unit}, predicted<extra>{c.label}</extra>")
         y_fit, y_no = split_fit(c.y, c.fits)
         bound = np.asarray(c.bound).astype(str)
         spec.scatter(x=x, y=y_fit, name=c.label, mode="lines", legendgroup=c.label,
@@ -208,6 +232,11 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
     if any_nofit:
         spec.scatter(x=[None], y=[None], mode="lines", name="dotted: does not fit in HBM",
                      line={"width": 3, "color": GREY, "dash": "dot"})
+    if any(c.predicted is not None for c in curves):
+        spec.scatter(x=[None], y=[None], mode="lines", name=f"solid: {solid_name}", legendrank=1,
+                     line={"width": 4, "color": GREY})
+        spec.scatter(x=[None], y=[None], mode="lines", name=f"dashed: {PREDICTED_NAME}", legendrank=2,
+                     line={"width": 2.5, "color": GREY, "dash": "dash"})
     if lo <= x_now <= hi:
         spec.vline(x_now, color=GREY, dash="solid", width=2, layer="below")
         if labelled:
@@ -220,7 +249,8 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
     # labels to read on a projector and for plotly to draw.
     spec.layout = base_layout(title, xaxis=axis(x_title, range=[float(np.log10(lo)), float(np.log10(hi))],
                                                 **COUNT_DECADES),
-                              yaxis=axis(y_title, **decades_if_wide(*(c.y for c in curves))))
+                              yaxis=axis(y_title, **decades_if_wide(*(c.y for c in curves), *(
+                                  c.predicted for c in curves if c.predicted is not None))))
     return spec.figure()
 
 
@@ -230,22 +260,23 @@ def _x_text(x: float) -> str:
 
 
 def vs_batch(batch: np.ndarray, curves: Sequence[Curve], *, b_now: float, unit: str, title: str,
-             y_title: str, labelled: bool = True) -> go.Figure:
+             y_title: str, labelled: bool = True, solid_name: str = "ideal roofline") -> go.Figure:
     """A quantity against batch B for each configuration (at the sidebar's context)."""
     return overlay(batch, curves, x_now=b_now, x_symbol="B", x_title="batch B (sequences per step)", unit=unit,
-                   title=title, y_title=y_title, now_label=f"B = {_x_text(b_now)}", labelled=labelled)
+                   title=title, y_title=y_title, now_label=f"B = {_x_text(b_now)}", labelled=labelled,
+                   solid_name=solid_name)
 
 
 def latency_and_cost_vs_batch(batch: np.ndarray, latency_ms: Sequence[Curve], usd: Sequence[Curve], *,
-                              b_now: float, context: str) -> SpecFigure:
+                              b_now: float, context: str, solid_name: str = "ideal roofline") -> SpecFigure:
     """Latency [ms] (left, or above on a phone) and cost [$/Mtok] against batch for each configuration, as
     one figure of two panels (ui.figures.plot.side_by_side); the B* marks and the sidebar's batch are labelled on the
     latency panel, and drawn alike on the cost panel."""
     return side_by_side(
         vs_batch(batch, latency_ms, b_now=b_now, unit="ms", title=f"Latency per token against batch (T = {context})",
-                 y_title="time per step [ms]"),
+                 y_title="time per step [ms]", solid_name=solid_name),
         vs_batch(batch, usd, b_now=b_now, unit="$/Mtok", title=f"Cost per million tokens against batch (T = {context})",
-                 y_title="cost [$ per million tokens]", labelled=False))
+                 y_title="cost [$ per million tokens]", labelled=False, solid_name=solid_name))
 
 
 def vs_context(context: np.ndarray, curves: Sequence[Curve], *, t_now: float, unit: str, title: str,

@@ -208,3 +208,22 @@ def test_a_real_sweep_draws_the_model_arrays():
     y = np.array(fig.data[0].y, float)
     assert np.allclose(y[sweep.fits], sweep.t_step_s[sweep.fits] * 1e3)
     assert list(fig.data[0].customdata) == list(sweep.bound.astype(str))
+
+
+def test_predicted_curves_dashed_in_each_colour_and_the_band_where_given():
+    x = np.geomspace(1, 4096, 30)
+    y = 1 + x / 100
+    curves = [Curve("1: a", CONFIG_COLORS[0], y, np.ones(x.size, bool), np.array(["weights"] * x.size), 2.0,
+                    predicted=2 * y, band=(1.5 * y, 3 * y)),
+              Curve("2: b", CONFIG_COLORS[1], 2 * y, np.ones(x.size, bool), np.array(["weights"] * x.size), 2.0,
+                    predicted=4 * y)]
+    fig = fig_compare.vs_batch(x, curves, b_now=64, unit="ms", title="t", y_title="[ms]", solid_name="ideal roofline")
+    validate(fig)
+    preds = [t for t in fig.data if t.name.endswith(", predicted")]
+    assert [t.line.color for t in preds] == list(CONFIG_COLORS[:2]) and all(t.line.dash == "dash" for t in preds)
+    assert np.allclose(preds[1].y, 4 * y) and not any(t.showlegend for t in preds)
+    band = [t for t in fig.data if t.name.startswith("held-out error band") and t.fill == "tonexty"]
+    assert len(band) == 1 and band[0].name.endswith("config 1") and np.allclose(band[0].y, 3 * y)
+    assert band[0].fillcolor == "rgba(0, 114, 178, 0.14)"                     # config 1's blue, light
+    names = [t.name for t in fig.data]
+    assert "solid: ideal roofline" in names and "dashed: predicted (fitted efficiencies)" in names
