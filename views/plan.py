@@ -409,6 +409,13 @@ else:
         else:
             eff_text = (f"Planned with the **sidebar's efficiencies**: MFU {eff['mfu']:g}, HBM bandwidth utilisation "
                         f"{eff['bw_util']:g}.")
+        if view.predicted:
+            # model/plan.py prices every configuration with one compute and one bandwidth efficiency; the fitted
+            # model's routed-expert efficiency and time per layer of a step with prompt work have no place there.
+            eff_text += (" The sidebar's Estimate says *predicted*, but the plan is searched on the roofline: the "
+                         "search takes one compute and one bandwidth efficiency (the Efficiency dials), not the "
+                         "fitted model's separate expert efficiency and prompt-step time, so *realistic* here means "
+                         "the Efficiency dials.")
         st.caption(eff_text + f" {sidebar_dep.mode.capitalize()} roofline; list prices per chip-hour "
                    f"({name}: {usd(hw_pt.price_usd_per_hour)}).")
 

@@ -376,3 +376,16 @@ def test_the_figure_validates_against_plotlys_schema():
                              feasible=True, target_x=20.0, target_label="TPOT ≤ 50 ms", evaluated=n, per_decade=6)
     validate(f.plotly)
     assert [t["name"] for t in f.spec_data if t.get("showlegend", True) and t["type"] == "scattergl"] == ["A", "B"]
+
+
+def test_the_predicted_estimate_is_not_what_the_plan_searches_and_it_says_so():
+    """model/plan.py takes one compute and one bandwidth efficiency: with the sidebar's Estimate at predicted,
+    the plan (and its numbers) stay those of the roofline at the Efficiency dials, and the card says so."""
+    base = pl_app({**V1, "pl_hw": "h100"})
+    at = pl_app({**V1, "pl_hw": "h100", "est": "predicted"})
+    assert metrics(at) == metrics(base)
+    text = page_text(at, "caption")
+    assert "The sidebar's Estimate says *predicted*, but the plan is searched on the roofline" in text
+    assert "Estimate says" not in page_text(base, "caption")
+    # the link to the Batch page does not carry the estimate: its caption's numbers are the roofline's there
+    assert "est=" not in next(m.value for m in at.markdown if "Open on the Batch page" in m.value)
