@@ -133,6 +133,14 @@ def _on_upload() -> None:
     ss["rc_m"] = next(iter(mine))
 
 
+def _short(name: str) -> str:
+    """A chip's or model's name for a chart's row label: no vendor, nothing in parentheses ("NVIDIA H100 SXM5
+    80GB" → "H100 SXM5 80GB", "Llama 4 Maverick (17B-128E)" → "Llama 4 Maverick")."""
+    for vendor in ("NVIDIA ", "AMD Instinct ", "AMD ", "Google Cloud ", "Google "):
+        name = name.removeprefix(vendor)
+    return name.split(" (")[0].strip() or name
+
+
 def _speed(x: float) -> str:
     return "not published" if not np.isfinite(x) else f"{x:.3g} tok/s"
 
@@ -233,7 +241,7 @@ else:
                help="How close real serving came to the roofline of its own setup (1 = the bound)."),
         Metric("What caps the ideal batch", bound,
                help="compute: B·c fills the step; memory: weights + KV fill it; capacity: the KV cache fills HBM."),
-        Metric("Predicted, unseen [out tok/s/GPU]", number(predicted), delta=f"{predicted / measured:.2f}× measured",
+        Metric("Predicted [out tok/s/GPU]", number(predicted), delta=f"{predicted / measured:.2f}× measured",
                delta_color="off", delta_arrow="off",
                help=f"Predicted {pred_how}, at the point's own load. Held out, 8 in 10 built-in points are predicted "
                     f"between {lo:.2f}× and {hi:.2f}× their measured throughput."),
@@ -337,18 +345,19 @@ else:
                    "for comparison. Reproduce: python -m model calibrate --cv k5 (or model, chip, publisher).")
     with h2:
         by = ss["rc_cv"]
-        st.segmented_control("Held out", list(cal.CV_KINDS), key="rc_cv", persist_state="session",
-                             format_func=lambda k: fig_reality.CV_LABELS[k], required=True,
-                             help="Which groups the cross-validation leaves out one at a time: a row per group.")
+        st.radio("Held out", list(cal.CV_KINDS), key="rc_cv", persist_state="session", horizontal=True,
+                 format_func=lambda k: fig_reality.CV_LABELS[k],
+                 help="Which groups the cross-validation leaves out one at a time: a row per group.")
         cv = held[by]
-        glabels = ({k: md_names.get(k) or presets.get("model", k).name for k in set(cv["groups"])} if by == "model"
-                   else {k: hw_names.get(k) or presets.get("hardware", k).name for k in set(cv["groups"])}
+        glabels = ({k: _short(md_names.get(k) or presets.get("model", k).name) for k in set(cv["groups"])}
+                   if by == "model" else
+                   {k: _short(hw_names.get(k) or presets.get("hardware", k).name) for k in set(cv["groups"])}
                    if by == "chip" else {})
         cv_keys = list(cv["keys"])
         export.chart(fig_reality.held_out_strip(
             cv["groups"], [items[kk].name for kk in cv_keys], cv["ratio"], (lo, hi), labels=glabels,
             current=cv_keys.index(key) if key in cv_keys else None,
-            by=fig_reality.CV_LABELS[by], title=f"Held-out predicted ÷ measured, {fig_reality.CV_LABELS[by]} out"),
+            title=f"Held-out predicted ÷ measured, {fig_reality.CV_LABELS[by]} out"),
             key="reality_cv_strip")
         worst = max(set(cv["groups"]), key=lambda g: abs(np.log(np.median(cv["ratio"][cv["groups"] == g]))))
         w_med = float(np.median(cv["ratio"][cv["groups"] == worst]))

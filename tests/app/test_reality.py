@@ -168,7 +168,7 @@ def test_the_held_out_error_chart_is_each_cross_validation_of_the_built_in_point
     at = rc_app(V1)
     f = fig(at, "Held-out error of the prediction")
     med, p90 = trace(f, "median"), trace(f, "90th percentile")
-    assert list(med["x"]) == ["a random fifth", "one model", "one chip", "one publisher", "none (in-sample)"]
+    assert list(med["customdata"]) == ["a random fifth", "one model", "one chip", "one publisher", "none (in-sample)"]
     want = [_errors(cal.built_in_cv(k).ratio) for k in KINDS] + [_errors(cal.built_in_fit().fitted.ratio)]
     assert np.allclose(arr(med["y"]).astype(float), [w[0] for w in want], rtol=1e-9)
     assert np.allclose(arr(p90["y"]).astype(float), [w[1] for w in want], rtol=1e-9)
@@ -207,7 +207,7 @@ def test_the_chosen_measurement_is_predicted_unseen_and_its_frontier_predicted()
     cv = cal.built_in_cv("k5")
     i = cv.keys.index(key)
     ms = {x.label: x for x in metric_list(at)}
-    got = ms["Predicted, unseen [out tok/s/GPU]"]
+    got = ms["Predicted [out tok/s/GPU]"]
     assert got.value == number(float(cv.predicted[i]))
     assert got.delta == f"{cv.predicted[i] / cv.measured[i]:.2f}× measured"
     # The frontier's purple curve: the fitted model's largest batch at each speed, B·u/C; the band ÷ hi … ÷ lo
@@ -224,3 +224,13 @@ def test_the_chosen_measurement_is_predicted_unseen_and_its_frontier_predicted()
     assert np.allclose(arr(upper["y"]).astype(float), want / lo, rtol=1e-9, equal_nan=True)
     lower = trace(f, "held-out error band (10th–90th pct, k5) (lower edge)")
     assert np.allclose(arr(lower["y"]).astype(float), want / hi, rtol=1e-9, equal_nan=True)
+
+
+def test_choosing_what_is_held_out_redraws_the_strip_and_writes_the_url():
+    at = rc_app(V1)
+    at.radio(key="rc_cv").set_value("chip").run()
+    assert_clean(at)
+    assert written(at) == {"rc_cv": "chip"}
+    f = fig(at, "Held-out predicted ÷ measured, one chip out")
+    assert len(f["layout"]["yaxis"]["ticktext"]) == len(set(cal.built_in_cv("chip").groups))
+    assert any(t.startswith("H100 SXM5") for t in f["layout"]["yaxis"]["ticktext"])   # no vendor in a row label

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ui.figures.batch import GREY, NOW_MARKER, Prediction, prediction_traces
-from ui.figures.plot import FONT_SIZE, Spec, axis, base_layout
+from ui.figures.plot import FONT_SIZE, NARROW_META, Spec, axis, base_layout
 
 IDEAL_COLOR = "#222222"
 REAL_COLOR = "#E45756"
@@ -154,7 +154,10 @@ def efficiency_strip(groups: Sequence[str], names: Sequence[str], efficiency: np
 
 CV_LABELS = {"k5": "a random fifth", "model": "one model", "chip": "one chip", "publisher": "one publisher",
              "in-sample": "none (in-sample)"}
+CV_TICKS = {"k5": "a fifth<br>(k5)", "model": "a<br>model", "chip": "a<br>chip", "publisher": "a<br>publisher",
+            "in-sample": "in-<br>sample"}          # short, level tick labels (a phone's chart is 350 px wide)
 MEDIAN_COLOR = "#4C78A8"
+STRIP_NARROW_PX = 450          # a phone's chart: smaller row labels (the strip sits in a ~600 px column on a desktop)
 P90_COLOR = "#F58518"
 
 
@@ -162,29 +165,33 @@ def held_out_error(kinds: Sequence[str], median_pct: Sequence[float], p90_pct: S
                    title: str = "Held-out error of the prediction") -> go.Figure:
     """Median and 90th percentile of |predicted ÷ measured − 1| [%] for each way of holding points out (grouped
     bars, the value printed on each)."""
-    labels = [CV_LABELS.get(k, k) for k in kinds]
+    labels = [CV_TICKS.get(k, k) for k in kinds]
     spec = Spec()
     spec.log_x[1] = False
     for name, vals, color in (("median", median_pct, MEDIAN_COLOR), ("90th percentile", p90_pct, P90_COLOR)):
         v = np.asarray(vals, float)
-        spec.trace("bar", x=labels, y=v, name=name, marker={"color": color}, text=[f"{x:.3g} %" for x in v],
-                   textposition="outside", cliponaxis=False, textfont={"size": FONT_SIZE - 3},
-                   hovertemplate=f"held out: %{{x}}<br>{name} error %{{y:.3g}} %<extra></extra>")
+        spec.trace("bar", x=labels, y=v, name=name, marker={"color": color}, text=[f"{x:.3g}" for x in v],
+                   textposition="outside", cliponaxis=False, textfont={"size": FONT_SIZE - 5},
+                   customdata=[CV_LABELS.get(k, k) for k in kinds],
+                   hovertemplate=f"held out: %{{customdata}}<br>{name} error %{{y:.3g}} %<extra></extra>")
     top = float(np.nanmax(np.concatenate([np.asarray(median_pct, float), np.asarray(p90_pct, float)]))) * 1.2
-    spec.layout = base_layout(title, height=420, barmode="group", hovermode="closest",
-                              margin={"l": 80, "r": 30, "t": 60, "b": 120},
-                              xaxis={"title": {"text": "held out", "font": {"size": FONT_SIZE}},
-                                     "tickfont": {"size": FONT_SIZE - 3}, "type": "category"},
+    # The legend hangs from the figure's bottom edge, under the two-line tick labels and the axis title.
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left", "x": 0.0,
+              "font": {"size": FONT_SIZE - 3}}
+    spec.layout = base_layout(title, height=440, barmode="group", hovermode="closest", legend=legend,
+                              margin={"l": 80, "r": 20, "t": 60, "b": 150},
+                              xaxis={"title": {"text": "held out", "font": {"size": FONT_SIZE}}, "tickangle": 0,
+                                     "tickfont": {"size": FONT_SIZE - 4}, "type": "category"},
                               yaxis=axis("|predicted ÷ measured − 1| [%]", log=False, range=[0, top]))
     return spec.figure()
 
 
 def _ratio_ticks(lo: float, hi: float) -> list[float]:
-    return [v for v in (0.25, 0.33, 0.5, 0.67, 0.8, 1, 1.25, 1.5, 2, 3, 4) if lo <= v <= hi]
+    return [v for v in (0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 3, 4) if lo <= v <= hi]
 
 
 def held_out_strip(groups: Sequence[str], names: Sequence[str], ratio: np.ndarray, band: tuple[float, float], *,
-                   labels: dict[str, str] | None = None, current: int | None = None, by: str = "group",
+                   labels: dict[str, str] | None = None, current: int | None = None,
                    title: str = "Held-out predicted ÷ measured") -> go.Figure:
     """One dot per measurement at its held-out predicted ÷ measured (log x), one row per group (ordered by the
     group's median), each group's median a bar mark; the band (10th–90th percentile of `band`) shaded, 1 a
@@ -202,8 +209,8 @@ def held_out_strip(groups: Sequence[str], names: Sequence[str], ratio: np.ndarra
     spec.vline(1.0, color="#333", dash="solid", width=2)
     spec.label(1.0, 1.0, "predicted = measured", xanchor="left", yanchor="top", xshift=4,
                font={"size": FONT_SIZE - 4, "color": "#333"}, bgcolor="rgba(255,255,255,0.7)")
-    spec.label(float(np.sqrt(lo * hi)), 0.0, f"8 in 10 (k5): {lo:.2f}–{hi:.2f}", yanchor="top", yshift=-2,
-               font={"size": FONT_SIZE - 4, "color": MEDIAN_COLOR})
+    spec.scatter(x=[None], y=[None], mode="markers", name=f"8 in 10, held out five-fold: {lo:.2f}–{hi:.2f}",
+                 marker={"size": 14, "symbol": "square", "color": "rgba(76, 120, 168, 0.25)"})
     spec.scatter(x=r, y=ypos, mode="markers", name="a measurement, held out",
                  marker={"size": 9, "color": MEDIAN_COLOR, "opacity": 0.75, "line": {"width": 1, "color": "white"}},
                  customdata=[f"{n} ({labels.get(k, k)})" for n, k in zip(names, g)],
@@ -221,16 +228,19 @@ def held_out_strip(groups: Sequence[str], names: Sequence[str], ratio: np.ndarra
     x_hi = max(float(finite.max()) * 1.15, hi * 1.15) if finite.size else 2.0
     ticks = _ratio_ticks(x_lo, x_hi)
     n = {k: int(np.sum(g == k)) for k in order}
-    spec.layout = base_layout(title, hovermode="closest", height=max(380, 170 + 48 * len(order)),
-                              margin={"l": 170, "r": 30, "t": 60, "b": 130},
+    spec.layout = base_layout(title, hovermode="closest", height=max(380, 190 + 48 * len(order)),
+                              margin={"l": 20, "r": 20, "t": 60, "b": 150},
                               xaxis=axis("held-out predicted ÷ measured [×]",
                                          range=[float(np.log10(x_lo)), float(np.log10(x_hi))], tickvals=ticks,
-                                         ticktext=[f"{v:g}×" for v in ticks]),
+                                         ticktext=[f"{v:g}×" for v in ticks], tickangle=0),
                               yaxis={"tickvals": list(range(len(order))),
                                      "ticktext": [f"{labels.get(k, k)} ({n[k]})" for k in order],
                                      "range": [-0.6, len(order) - 0.4], "tickfont": {"size": FONT_SIZE - 4},
-                                     "showgrid": False, "zeroline": False,
-                                     "title": {"text": f"held out: {by}", "font": {"size": FONT_SIZE - 2}}})
+                                     "showgrid": False, "zeroline": False, "automargin": True},
+                              legend={"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom",
+                                      "xanchor": "left", "x": 0.0, "font": {"size": FONT_SIZE - 4}},
+                              meta={NARROW_META: {"below_px": STRIP_NARROW_PX, "layout": {
+                                  "yaxis": {"tickfont": {"size": 10}}, "xaxis": {"tickfont": {"size": 11}}}}})
     return spec.figure()
 
 

@@ -103,16 +103,16 @@ def test_held_out_error_bars_print_their_values():
     fig = fig_reality.held_out_error(["k5", "model", "in-sample"], [13.8, 15.8, 13.6], [41.5, 43.3, 40.8])
     validate(fig)
     med, p90 = fig.data
-    assert list(med.x) == ["a random fifth", "one model", "none (in-sample)"] and list(p90.y) == [41.5, 43.3, 40.8]
-    assert list(med.text) == ["13.8 %", "15.8 %", "13.6 %"] and fig.layout.barmode == "group"
+    assert list(med.customdata) == ["a random fifth", "one model", "none (in-sample)"]
+    assert list(med.x) == ["a fifth<br>(k5)", "a<br>model", "in-<br>sample"] and list(p90.y) == [41.5, 43.3, 40.8]
+    assert list(med.text) == ["13.8", "15.8", "13.6"] and fig.layout.barmode == "group"
     assert fig.layout.yaxis.range[1] >= 43.3 and "[%]" in fig.layout.yaxis.title.text
 
 
 def test_held_out_strip_orders_groups_by_median_and_shades_the_band():
     groups = ["a", "a", "b", "b", "c"]
     ratio = np.array([2.0, 1.8, 0.5, 0.7, 1.0])
-    fig = fig_reality.held_out_strip(groups, list("vwxyz"), ratio, (0.7, 1.4), labels={"a": "Alpha"}, current=4,
-                                     by="one model")
+    fig = fig_reality.held_out_strip(groups, list("vwxyz"), ratio, (0.7, 1.4), labels={"a": "Alpha"}, current=4)
     validate(fig)
     assert list(fig.layout.yaxis.ticktext) == ["b (2)", "c (1)", "Alpha (2)"]          # medians 0.6, 1, 1.9
     med = next(t for t in fig.data if t.name == "the group's median")
