@@ -78,6 +78,18 @@ def sidebar_system(chip: str = "h100", model: str = "llama-3.1-70b", *, batch: f
     return System(hw, m, precision, Deployment(chips=c, **deployment))
 
 
+def predicted_dense(s: System, batch, context) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A dense model's decode step under the efficiency model fitted to the built-in measurements, from the
+    roofline's own terms at peak (docs/prediction.md, no prompt work, so no layer time is paid):
+    t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal (the same
+    tokens per chip-hour).  Returns (t_step [s], $/Mtok, fits in HBM)."""
+    from model import calibrate, decode_step
+    e = calibrate.built_in_fit().efficiency
+    r = decode_step(s.with_(mfu=1.0, bw_util=1.0, mode="lecture"), batch, context)
+    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
+    return t, r.usd_per_mtok * t / r.t_step_s, r.fits
+
+
 def chart_elements(at: AppTest) -> list:
     """The page's chart elements, in page order: the in-place chart element (ui/elements/live_chart.py, a v2
     component: AppTest shows it as an unknown `bidi_component` element) or st.plotly_chart (the fallback)."""

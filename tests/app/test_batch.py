@@ -20,6 +20,7 @@ from tests.app.helpers import (
     metric_list,
     metrics,
     page_text,
+    predicted_dense,
     sidebar_system,
     trace,
     written,
@@ -255,16 +256,6 @@ def test_the_estimate_switch_lives_in_the_url_and_defaults_to_ideal():
 PREDICTED, BAND, IDEAL = "predicted (fitted efficiencies)", "held-out error band (10th–90th pct, k5)", "ideal roofline"
 
 
-def _by_hand(s: System, batch, context) -> tuple[np.ndarray, np.ndarray]:
-    """The fitted model's decode step of a dense model with no prompt work, from the roofline's own terms at peak
-    (docs/prediction.md): t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw), the layer times unpaid
-    (t_ℓ = 0 and no prompt in the step); cost = the roofline's × t / t_ideal (the same tokens per chip-hour)."""
-    e = cal.built_in_fit().efficiency
-    r = decode_step(s.with_(mfu=1.0, bw_util=1.0, mode="lecture"), batch, context)
-    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
-    return t, r.usd_per_mtok * t / r.t_step_s
-
-
 def _band() -> tuple[float, float]:
     """10th and 90th percentiles of the held-out (five-fold) predicted ÷ measured tokens/s per GPU."""
     lo, hi = np.percentile(cal.built_in_cv("k5").ratio, [10, 90])
@@ -287,7 +278,7 @@ def test_the_predicted_curve_and_band_are_the_fitted_model_at_the_pages_dials(es
         assert {IDEAL, PREDICTED, BAND} <= set(names), names
         p = trace(f, PREDICTED)
         x, y = arr(p["x"]).astype(float), arr(p["y"]).astype(float)
-        want = _by_hand(s, x, 8192)[k] * scale
+        want = predicted_dense(s, x, 8192)[k] * scale
         fits = decode_step(s, x, 8192).fits
         assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
         upper = next(t for t in f["data"] if t.get("name") == BAND)
@@ -306,7 +297,7 @@ def test_the_predicted_curve_and_band_are_the_fitted_model_at_the_pages_dials(es
     t_ratio = (1 / cv.measured) / (1 / cv.predicted)
     assert 0.78 <= np.mean((t_ratio >= lo) & (t_ratio <= hi)) <= 0.82
     # The dot sits on the curve the switch picks.
-    t_pred, cost_pred = _by_hand(s, 64.0, 8192)
+    t_pred, cost_pred, _ = predicted_dense(s, 64.0, 8192)
     r64 = decode_step(s, 64, 8192)
     want_dot = float(t_pred) * 1e3 if est == "predicted" else float(r64.t_step_s) * 1e3
     assert dot(fig(at, "Latency per token"), "B = 64")[1] == pytest.approx(want_dot, rel=1e-9)
@@ -322,7 +313,7 @@ def test_the_metrics_say_which_estimate_they_show_and_change_with_the_switch():
     assert not any(k.startswith("Predicted") for k in m)
     at.radio(key="est").set_value("predicted").run()
     assert_clean(at)
-    t, cost = (float(v) for v in _by_hand(s, 64.0, 8192))
+    t, cost = (float(v) for v in predicted_dense(s, 64.0, 8192)[:2])
     lo, hi = _band()
     ms = {x.label: x for x in metric_list(at)}
     assert not any(k.startswith("Ideal") for k in ms)
@@ -348,7 +339,7 @@ def test_the_metrics_say_which_estimate_they_show_and_change_with_the_switch():
 def test_the_prediction_ignores_the_efficiency_dials_and_says_so():
     at = app({"c": "8", "mfu": "0.5", "bwu": "0.25", "est": "predicted"})
     assert_clean(at)
-    t, _ = _by_hand(sidebar_system(chips=8), 64.0, 8192)
+    t = predicted_dense(sidebar_system(chips=8), 64.0, 8192)[0]
     assert metrics(at)["Predicted latency per token"] == seconds(float(t))
     assert "The prediction ignores the Efficiency dials (MFU 0.5, bandwidth 0.25)" in page_text(at, "caption")
     # At the dials with the roofline, the numbers are the roofline's at those efficiencies, and say so.

@@ -32,6 +32,7 @@ from tests.app.helpers import (
     dot,
     fig,
     latex,
+    predicted_dense,
     sidebar_system,
     written,
 )
@@ -333,15 +334,6 @@ def test_a_custom_sidebar_chip_is_compared_while_config_one_follows():
 
 # ---- the fitted model's prediction beside each configuration's roofline (the sidebar's Estimate)
 
-def _predicted_by_hand(s: System, batch, context):
-    """A dense model's decode step under the fitted efficiencies, from the roofline's terms at peak:
-    t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal."""
-    e = cal.built_in_fit().efficiency
-    r = decode_step(s, batch, context)
-    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
-    return t, r.usd_per_mtok * t / r.t_step_s, r.fits
-
-
 @pytest.mark.parametrize("est", ["ideal", "predicted"])
 def test_each_config_is_predicted_and_the_first_has_the_band(est):
     at = cmp_app({"cmp_2": "h200_llama-3.1-8b", "est": est})
@@ -353,14 +345,14 @@ def test_each_config_is_predicted_and_the_first_has_the_band(est):
         assert [t["line"]["color"] for t in preds] == list(CONFIG_COLORS[:2])
         for t, s in zip(preds, systems):
             x, y = arr(t["x"]).astype(float), arr(t["y"]).astype(float)
-            t_, c_, fits = _predicted_by_hand(s, x, T)
+            t_, c_, fits = predicted_dense(s, x, T)
             want = (t_ if k == 0 else c_) * scale
             assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
         bands = [t for t in f["data"] if (t.get("name") or "").startswith("held-out error band")
                  and "lower edge" not in t["name"]]
         assert len(bands) == 1 and bands[0]["name"].endswith("config 1")              # the first config only
         x = arr(bands[0]["x"]).astype(float)
-        t_, c_, fits = _predicted_by_hand(systems[0], x, T)
+        t_, c_, fits = predicted_dense(systems[0], x, T)
         want = (t_ if k == 0 else c_) * scale
         assert np.allclose(arr(bands[0]["y"]).astype(float)[fits], want[fits] * hi, rtol=1e-9)
         names = [t.get("name") for t in f["data"]]
@@ -369,7 +361,7 @@ def test_each_config_is_predicted_and_the_first_has_the_band(est):
     cols = table(at)
     word = "Predicted" if est == "predicted" else "Ideal"
     for i, s in enumerate(systems, 1):
-        t_, c_, _ = _predicted_by_hand(s, 64.0, T)
+        t_, c_, _ = predicted_dense(s, 64.0, T)
         r = decode_step(s, 64, T)
         lat = cols[i][f"{word} latency per token at B = 64"]
         cost = cols[i][f"{word} cost at B = 64 [$/Mtok]"]

@@ -18,6 +18,7 @@ from tests.app.helpers import (
     metric_list,
     metrics,
     page_text,
+    predicted_dense,
     sidebar_system,
     trace,
     written,
@@ -264,15 +265,6 @@ def test_slower_mode_sentence_at_the_app_defaults_says_the_standard_batch_is_on_
 
 # ---- the fitted model's prediction beside the roofline (the sidebar's Estimate)
 
-def _predicted_by_hand(s, batch, context):
-    """A dense model's decode step under the fitted efficiencies, from the roofline's terms at peak:
-    t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal."""
-    e = cal.built_in_fit().efficiency
-    r = decode_step(s, batch, context)
-    t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
-    return t, r.usd_per_mtok * t / r.t_step_s
-
-
 def test_both_panels_draw_the_predicted_curve_and_its_band():
     at = app(V1, page="fast-mode")
     assert_clean(at)
@@ -283,7 +275,7 @@ def test_both_panels_draw_the_predicted_curve_and_its_band():
         p = trace(f, "predicted (fitted efficiencies)")
         x, y = arr(p["x"]).astype(float), arr(p["y"]).astype(float)
         fits = decode_step(s, x, 8192).fits
-        want = _predicted_by_hand(s, x, 8192)[k] * scale
+        want = predicted_dense(s, x, 8192)[k] * scale
         assert np.allclose(y[fits], want[fits], rtol=1e-9) and np.isnan(y[~fits]).all()
         band = next(t for t in f["data"] if t.get("name") == "held-out error band (10th–90th pct, k5)")
         assert np.allclose(arr(band["y"]).astype(float)[fits], want[fits] * hi, rtol=1e-9)   # time, cost: × hi
@@ -302,7 +294,7 @@ def test_the_latency_and_cost_metrics_follow_the_estimate():
     assert m["Ideal cost std → fast [$/Mtok]"] == f"{fm.usd_per_mtok_standard:.3g} → {fm.usd_per_mtok_fast:.3g}"
     at.radio(key="est").set_value("predicted").run()
     assert_clean(at)
-    t, cost = _predicted_by_hand(sidebar_system(), np.array([fm.batch_standard, fm.batch_fast]), 8192)
+    t, cost, _ = predicted_dense(sidebar_system(), np.array([fm.batch_standard, fm.batch_fast]), 8192)
     ms = {x.label: x for x in metric_list(at)}
     assert "Ideal latency std → fast [ms]" not in ms
     lat = ms["Predicted latency std → fast [ms]"]

@@ -195,9 +195,9 @@ def overlay(x: np.ndarray, curves: Sequence[Curve], *, x_now: float, x_symbol: s
     for c in curves:
         if c.band is not None:
             spec.scatter(x=x, y=np.asarray(c.band[0], float), mode="lines", line={"width": 0, "color": c.color},
-                         name=f"{BAND_NAME} (lower edge)", showlegend=False, hoverinfo="skip", legendgroup="band")
+                         name=f"{BAND_NAME} (lower edge)", showlegend=False, hoverinfo="skip", legendgroup=c.label)
             spec.scatter(x=x, y=np.asarray(c.band[1], float), mode="lines", line={"width": 0, "color": c.color},
-                         fill="tonexty", fillcolor=_rgba(c.color, 0.14), legendgroup="band", legendrank=3,
+                         fill="tonexty", fillcolor=_rgba(c.color, 0.14), legendgroup=c.label, legendrank=3,
                          name=f"{BAND_NAME}, config {c.label.split(':')[0]}", customdata=np.asarray(c.band[0], float),
                          hovertemplate=f"%{{customdata:.3g}}–%{{y:.3g}} {unit}<extra>8 in 10 measured</extra>")
         if c.predicted is not None:
