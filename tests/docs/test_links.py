@@ -101,3 +101,22 @@ def test_no_development_history_in_code_or_docs():
         text = EXTERNAL.sub("", f.read_text(encoding="utf-8", errors="replace"))
         found += [f"{rel}: {m.group(0)}" for m in HISTORY.finditer(text)]
     assert found == []
+
+
+def test_the_stated_held_out_error_is_the_models():
+    """The README and docs/prediction.md state the five-fold and leave-one-group-out errors; they are the
+    model's (`python -m model calibrate --cv …`), recomputed here."""
+    from model import calibrate
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "prediction.md").read_text(encoding="utf-8")
+    k5 = calibrate.built_in_cv("k5")
+    med, p90 = f"{100 * k5.median_error:.1f} %", f"{100 * k5.p90_error:.1f} %"
+    lo, hi = (f"{x:.2f}" for x in k5.band)
+    assert f"median {med}, 90th percentile {p90}" in readme
+    assert f"between {lo}× and {hi}×" in readme.replace("\n  ", " ")
+    for by in ("k5", "model"):
+        cv = calibrate.built_in_cv(by)
+        row = (f"`python -m model calibrate --cv {by}` | {100 * cv.median_error:.1f} % | "
+               f"{100 * cv.p90_error:.1f} % | {cv.band[0]:.2f}–{cv.band[1]:.2f} |")
+        assert row in doc
