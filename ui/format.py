@@ -93,3 +93,24 @@ def rate(x, unit: str) -> str:
     if not _finite(x):
         return "—"
     return f"{number(x)} {unit}"
+
+
+VENDORS = ("NVIDIA ", "Google Cloud ", "Google ", "AMD Instinct ", "AMD ")
+
+
+def short_name(name: str, *, terse: bool = False) -> str:
+    """A chip's or model's name for a label: no vendor, nothing in parentheses ("NVIDIA GB200 NVL72 (per
+    Blackwell GPU)" → "GB200 NVL72", "Llama 4 Maverick (17B-128E)" → "Llama 4 Maverick").  `terse` also
+    drops the form factor and memory size, for labels beside points ("NVIDIA H100 SXM5 80GB" → "H100")."""
+    out = name
+    for vendor in VENDORS:
+        out = out.removeprefix(vendor)
+    out = out.split(" (")[0].strip()
+    if terse:
+        words = []
+        for w in out.split():
+            if w.startswith(("SXM", "NVL")) or w.endswith("GB") or w == "per":
+                break
+            words.append(w)
+        out = " ".join(words)
+    return out or name

@@ -11,6 +11,7 @@ The KV-cache page (views/kv_cache.py) has the batch × context bound map and the
 """
 
 import itertools
+from functools import partial
 
 import numpy as np
 import streamlit as st
@@ -33,7 +34,7 @@ from ui.equations import context as eq
 from ui.equations import kv_cache as eq_kv
 from ui.figures import context as fig_context
 from ui.figures.context import Curve, Series
-from ui.format import bytes_, number, seconds, tokens, usd
+from ui.format import bytes_, number, seconds, short_name, tokens, usd
 from ui.state.dials import choice_dial, number_dial, page_dial
 from ui.state.view import current_view, page_header
 from views import heading, script
@@ -51,16 +52,7 @@ NEAR = (200.0, 400.0)                      # "near 300": within a third of it
 VIDEO = "https://youtu.be/xmkSf5IS-zw?t=5572"   # 01:32:52 deducing long-context memory costs from prices
 
 
-def short_name(name: str) -> str:
-    """'NVIDIA H100 SXM5 80GB' → 'H100', 'Google Cloud TPU v6e (Trillium)' → 'TPU v6e' (labels beside points)."""
-    for prefix in ("NVIDIA ", "Google Cloud ", "AMD Instinct ", "AMD "):
-        name = name.removeprefix(prefix)
-    words = []
-    for w in name.split(" (")[0].split():
-        if w.startswith(("SXM", "NVL")) or w.endswith("GB") or w == "per":
-            break
-        words.append(w)
-    return " ".join(words) or name
+chip_label = partial(short_name, terse=True)   # 'NVIDIA H100 SXM5 80GB' → 'H100', beside points
 
 
 def where(t: float) -> str:
@@ -163,7 +155,7 @@ metrics.grid([
 # ---------------------------------------------------------------- equations with today's numbers
 st.markdown("**Where the KV read overtakes compute** (lecture §2.5, [01:32:52]("
             f"{VIDEO})): set one sequence's KV read per step equal to its matmul time. Only the chip's "
-            f"FLOP/s per byte/s enters: F/bw = {F / bw:,.0f} FLOP/B on {short_name(hw.name)} at "
+            f"FLOP/s per byte/s enters: F/bw = {F / bw:,.0f} FLOP/B on {chip_label(hw.name)} at "
             f"{s.precision.compute}. How much that ratio moved from chip to chip is charted below.")
 latex(eq_kv.compute_crossover(s), key="context.compute")
 latex(eq.reference_crossover(s, na_ref, kv_ref), key="context.reference")
@@ -191,7 +183,7 @@ if not np.isclose(tc["sqrt"], tc["dense"], rtol=1e-6):   # below the knee the �
 fig = fig_context.cost_vs_context(grid, curves, floors=floors, markers=marks, t_now=T,
                                   usd_now=float(dense.usd_per_mtok[i_now]), nofit_from=nofit_from,
                                   band=STALLED_CONTEXT_TOKENS,
-                                  title=f"Cost per token against context: {model.name} on {short_name(hw.name)}, "
+                                  title=f"Cost per token against context: {model.name} on {chip_label(hw.name)}, "
                                         f"B = {B:g}")
 export.chart(fig, key="cx_cost")
 st.caption(f"Cost per output token at B = {B:g} on C = {view.chips:g} chips (ideal roofline): flat while the "
@@ -209,18 +201,18 @@ if len(gens16.keys):
     cur16 = gens16.keys.index(view.chip_key) if view.chip_key in gens16.keys else None
     fig = fig_context.ratio_by_chip(
         gens16.year, r16, names=[f"{n} ({d})" for n, d in zip(gens16.names, gens16.date)],
-        short=[short_name(n) for n in gens16.names],
+        short=[chip_label(n) for n in gens16.names],
         labelled=[k in LABELLED_CHIPS or k == view.chip_key for k in gens16.keys], current=cur16,
         claim=LECTURE_RATIO, claim_text=f"the lecture: ≈ {LECTURE_RATIO:.0f}, 'reasonably stable' A100 → H100 → B100",
         dtype=LECTURE_RATIO_DTYPE,
         title=f"FLOP/s ÷ HBM bytes/s of each chip preset ({LECTURE_RATIO_DTYPE} FLOP/s, datasheet)")
     export.chart(fig, key="cx_ratio")
     tables.dataframe({
-        "chip": [short_name(n) for n in gens16.names], "announced": list(gens16.date),
+        "chip": [chip_label(n) for n in gens16.names], "announced": list(gens16.date),
         f"{LECTURE_RATIO_DTYPE} FLOP/s": [f"{v / 1e12:,.0f} T" for v in gens16.flops],
         "HBM bandwidth": [f"{v / 1e12:.3g} TB/s" for v in gens16.hbm_bandwidth],
         "F/bw [FLOP/B]": [round(float(v)) for v in r16]}, width="stretch", height=250)
-    lec = [(short_name(gens16.names[gens16.keys.index(k)]), float(r16[gens16.keys.index(k)]))
+    lec = [(chip_label(gens16.names[gens16.keys.index(k)]), float(r16[gens16.keys.index(k)]))
            for k in LECTURE_RATIO_CHIPS if k in gens16.keys]
     steps = " → ".join(f"{n} **{v:.0f}**" for n, v in lec)
     moves = ", ".join(f"×{b[1] / a[1]:.2g} from {a[0]} to {b[0]}" for a, b in itertools.pairwise(lec))
@@ -235,14 +227,14 @@ if len(gens16.keys):
         "GPUs and has stayed 'reasonably stable' from A100 to H100 to B100. **The presets** "
         f"({LECTURE_RATIO_DTYPE} FLOP/s ÷ HBM bytes/s, datasheet figures): "
         + (f"{steps} ({moves}; B100 has no preset, B200 stands in). " if len(lec) > 1 else "")
-        + f"Across all {len(r16)} chips it runs from **{r16[lo_r]:.0f}** ({short_name(gens16.names[lo_r])}) to "
-        f"**{r16[hi_r]:.0f}** ({short_name(gens16.names[hi_r])}), a {r16[hi_r] / r16[lo_r]:.2g}× spread; the highest "
-        "are " + " and ".join(f"{short_name(gens16.names[i])} ({r16[i]:.0f})" for i in top)
+        + f"Across all {len(r16)} chips it runs from **{r16[lo_r]:.0f}** ({chip_label(gens16.names[lo_r])}) to "
+        f"**{r16[hi_r]:.0f}** ({chip_label(gens16.names[hi_r])}), a {r16[hi_r] / r16[lo_r]:.2g}× spread; the highest "
+        "are " + " and ".join(f"{chip_label(gens16.names[i])} ({r16[i]:.0f})" for i in top)
         + f"; {near} of {len(r16)} lie within {NEAR[0]:.0f}–{NEAR[1]:.0f}: {verdict}. Since T_c ∝ bw/F, the "
           "context where KV overtakes compute moves inversely with it.")
     if s.precision.compute != LECTURE_RATIO_DTYPE and view.chip_key in gens16.keys \
             and s.precision.compute in hw.compute_dtypes():
-        st.caption(f"The sidebar computes at {s.precision.compute}: {short_name(hw.name)} gives "
+        st.caption(f"The sidebar computes at {s.precision.compute}: {chip_label(hw.name)} gives "
                    f"{hw.flops(s.precision.compute) / hw.hbm_bandwidth_bytes_per_s:,.0f} {s.precision.compute} "
                    f"FLOP per byte against {r16[cur16]:.0f} at {LECTURE_RATIO_DTYPE} — the lecture's "
                    f"{LECTURE_RATIO:.0f} is the {LECTURE_RATIO_DTYPE} figure.")
@@ -272,7 +264,7 @@ series = [Series(f"{model.name}, dense", tc_mod_g, fig_context.DENSE_COLOR, "cir
 if len(gens.keys):
     fig = fig_context.crossover_by_chip(
         x, series, names=[f"{n} ({d})" for n, d in zip(gens.names, gens.date)],
-        short=[short_name(n) for n in gens.names],
+        short=[chip_label(n) for n in gens.names],
         x_title="chip announced (year)" if not ratio_mode else f"chip FLOP/s ÷ HBM bytes/s at {s.precision.compute} "
                                                                 "[FLOP/B]",
         x_is_year=not ratio_mode, current=cur, band=STALLED_CONTEXT_TOKENS, month=MONTH_ON_THE_JOB_TOKENS,
@@ -281,16 +273,16 @@ if len(gens.keys):
     lo_i, hi_i = int(np.nanargmin(tc_ref_g)), int(np.nanargmax(tc_ref_g))
     f0, f1 = 0, int(np.argmax(gens.flops))            # the earliest chip and the one with most FLOP/s
     st.caption(f"Each point: one chip preset, T_c = 2·Na·bw/(F·kv_tok) — only bw/F of the chip enters. From "
-               f"{short_name(gens.names[f0])} to {short_name(gens.names[f1])} FLOP/s grew "
+               f"{chip_label(gens.names[f0])} to {chip_label(gens.names[f1])} FLOP/s grew "
                f"{gens.flops[f1] / gens.flops[f0]:.3g}× and bandwidth "
                f"{gens.hbm_bandwidth[f1] / gens.hbm_bandwidth[f0]:.3g}×, "
                f"so F/bw moved {ratio_g[f1] / ratio_g[f0]:.3g}×: the lecture's reference model crosses "
-               f"between {tokens(tc_ref_g[lo_i])} ({short_name(gens.names[lo_i])}) and {tokens(tc_ref_g[hi_i])} "
-               f"({short_name(gens.names[hi_i])}) across the chips here. {model.name} stores "
+               f"between {tokens(tc_ref_g[lo_i])} ({chip_label(gens.names[lo_i])}) and {tokens(tc_ref_g[hi_i])} "
+               f"({chip_label(gens.names[hi_i])}) across the chips here. {model.name} stores "
                f"{bytes_(kv_tok)} of KV per token ({kv_tok / kv_ref.full_bytes_per_token:,.3g}× the reference's) for "
-               f"{number(Na)} active parameters, so on {short_name(hw.name)} it crosses at {where(tc['dense'])} "
+               f"{number(Na)} active parameters, so on {chip_label(hw.name)} it crosses at {where(tc['dense'])} "
                f"tokens instead of {where(tc_ref)}. Announced, not shipping: "
-               + (", ".join(short_name(n) for n, st_ in zip(gens.names, gens.status) if st_ == "announced") or "none")
+               + (", ".join(chip_label(n) for n, st_ in zip(gens.names, gens.status) if st_ == "announced") or "none")
                + "." + (f" Left out (no {s.precision.compute} FLOP/s figure): {', '.join(gens.skipped)}."
                         if gens.skipped else "")
                + ("" if cur is not None else f" {hw.name} is not a real chip, so it is not on the chart."))
@@ -309,7 +301,7 @@ fig = fig_context.crossover_vs_fraction(
     sqrt_lines=[(f"√T rule, K = {tokens(knee)}: {model.name}", tc["sqrt"], fig_context.SQRT_COLOR),
                 (f"√T rule, K = {tokens(knee)}: reference", tc_sqrt_ref, fig_context.REFERENCE_COLOR)],
     band=STALLED_CONTEXT_TOKENS, month=MONTH_ON_THE_JOB_TOKENS,
-    title=f"Context reachable before KV dominates, against the fraction read ({short_name(hw.name)})")
+    title=f"Context reachable before KV dominates, against the fraction read ({chip_label(hw.name)})")
 export.chart(fig, key="cx_fraction")
 read_100m = float(s.kv_read(MONTH_ON_THE_JOB_TOKENS))
 st.caption(f"T_c(f): reading a fraction f = {f_now:g} of the context moves {model.name}'s crossover from "
@@ -319,7 +311,7 @@ st.caption(f"T_c(f): reading a fraction f = {f_now:g} of the context moves {mode
            + ". Dashed: the √T rule — past the knee the crossover jumps to T_c²/K. For scale, one sequence at 100M "
            f"tokens reads "
            f"{bytes_(read_100m)} of {model.name}'s KV per dense step: {seconds(read_100m / bw)} at "
-           f"{short_name(hw.name)}'s bandwidth, per token, against {seconds(2 * Na / F)} of matmuls.")
+           f"{chip_label(hw.name)}'s bandwidth, per token, against {seconds(2 * Na / F)} of matmuls.")
 st.warning(
     "**Quality is the catch.** A token the selector does not read cannot influence the next token, so sparse "
     "attention is a bet that a cheap selector finds the tokens that matter: retrieval of a detail deep in the context "

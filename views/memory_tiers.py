@@ -11,6 +11,7 @@ Then: what a prefix-cache hit rate does to the cost of a request.
 """
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -293,7 +294,7 @@ def hold_or_recompute(s: System, B: float, T: float, tiers: list[Tier], kv: floa
                                 fig_tiers.MEDIUM_COLORS.get(t.medium, fig_tiers.GREY)) for i, t in enumerate(tiers)]
     a_opt = np.append(costs.retrieve_usd, rec)          # option i costs a_i + b_i·t per token
     b_opt = np.append(costs.hold_usd_per_s, 0.0)
-    pairs = [f"{names[i]} → {names[i + 1]}" for i in range(len(t_x))]
+    pairs = [f"{a} → {b}" for a, b in pairwise(names)]          # one per hand-over time in t_x
     marks = [(float(t), float(a_opt[i] + b_opt[i] * t) * 1e6, f"{pairs[i]} {duration(t)}")
              for i, t in enumerate(t_x) if np.isfinite(t) and t > 0]
     fig = fig_tiers.cost_vs_hold(
@@ -335,7 +336,7 @@ def hold_or_recompute(s: System, B: float, T: float, tiers: list[Tier], kv: floa
         return f"{pairs[i]} at **{duration(t)}**, {versus_drain(i, t)}"
 
 
-    skipped = [i for i in range(len(names)) if i not in env.order]
+    skipped = [i for i, _ in enumerate(names) if i not in env.order]
     n_between = sum(1 for i, t in enumerate(t_x[:-1]) if np.isfinite(t) and t > 0
                     and min(tiers[i].drain_s, tiers[i + 1].drain_s) <= t <= max(tiers[i].drain_s, tiers[i + 1].drain_s))
     st.markdown(

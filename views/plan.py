@@ -33,7 +33,7 @@ from ui.elements.metrics import Metric
 from ui.equations.plan import binding_term
 from ui.figures import plan as fig_plan
 from ui.figures.batch import step_breakdown
-from ui.format import number, seconds, usd
+from ui.format import number, seconds, short_name, usd
 from ui.state import custom, dials
 from ui.state.dials import BATCH_OPTIONS, CHIP_OPTIONS, CONTEXT_OPTIONS, Dial, choice_dial, number_dial, page_dial
 from ui.state.view import assemble, current_view, page_header
@@ -106,13 +106,6 @@ page_dial(Dial("pl_rps", None, _parse_rps, lambda v: "none" if v is None else f"
                f"a number of requests/s from {RPS_RANGE[0]:g} to {RPS_RANGE[1]:g}, or none", PAGE))
 page_dial(number_dial("pl_u", 0.01, 1, 0.7, PAGE))
 page_dial(choice_dial("pl_eff", list(EFF_LABELS), "realistic", PAGE))
-
-
-def short_name(name: str) -> str:
-    """A chip's name without its vendor and parenthesis: "NVIDIA GB200 NVL72 (per Blackwell GPU)" → "GB200 NVL72"."""
-    for vendor in ("NVIDIA ", "Google Cloud ", "AMD Instinct ", "AMD "):
-        name = name.removeprefix(vendor)
-    return name.split(" (")[0].strip() or name
 
 
 def _chip_label(key: str) -> str:
@@ -235,16 +228,14 @@ def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _util, _de
     dots = {"x": x[keep], "y": y[keep], "chip": chip[keep], "mode": mode[keep], "meets": meets[keep],
             "precision": p["weight_dtype"][sel].astype(np.int64) * len(KV_DTYPES) + p["kv_dtype"][sel],
             "custom": np.stack([p[k][sel] for k in fig_plan.CUSTOM], axis=1).astype(np.float32)}
-    fr = [res.point(int(i)) for i in res.frontier]
     return {
         "best": None if res.best is None else res.point(res.best),
         "closest": None if res.closest is None else res.point(res.closest),
         "binding": res.binding, "reason": res.reason, "notes": res.notes, "efficiency": res.efficiency,
         "evaluated": res.configs_evaluated, "fit": int(fits.size), "search_s": res.search_s, "per_decade": per_decade,
         "top": [res.point(int(i)) for i in res.top], "replicas": res.replicas(), "dots": dots,
-        "frontier": {"x": np.array([f["tokens_per_s_per_user"] for f in fr]),
-                     "y": np.array([f["usd_per_mtok"] for f in fr]),
-                     "text": [_point_text(f, _names[list(_hardware).index(f["hardware"])]) for f in fr]},
+        "frontier": {"x": p["tokens_per_s_per_user"][res.frontier], "y": p["usd_per_mtok"][res.frontier],
+                     "text": [_point_text(res.point(int(i)), _names[int(p["hardware"][i])]) for i in res.frontier]},
     }
 
 

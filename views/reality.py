@@ -22,7 +22,7 @@ from ui.elements.metrics import Metric
 from ui.equations import tex_int, tex_num
 from ui.figures import reality as fig_reality
 from ui.figures.batch import Prediction
-from ui.format import number, tokens
+from ui.format import number, short_name, tokens
 from ui.state import dials
 from ui.state.dials import choice_dial, page_dial
 from ui.state.view import current_view, page_header
@@ -131,14 +131,6 @@ def _on_upload() -> None:
     ss["rc_model"], ss["rc_chip"] = ALL, ALL
     ss["rc_pub"] = next(iter(pubs_mine)) if len(pubs_mine) == 1 else ALL
     ss["rc_m"] = next(iter(mine))
-
-
-def _short(name: str) -> str:
-    """A chip's or model's name for a chart's row label: no vendor, nothing in parentheses ("NVIDIA H100 SXM5
-    80GB" → "H100 SXM5 80GB", "Llama 4 Maverick (17B-128E)" → "Llama 4 Maverick")."""
-    for vendor in ("NVIDIA ", "AMD Instinct ", "AMD ", "Google Cloud ", "Google "):
-        name = name.removeprefix(vendor)
-    return name.split(" (")[0].strip() or name
 
 
 def _speed(x: float) -> str:
@@ -349,9 +341,9 @@ else:
                  format_func=lambda k: fig_reality.CV_LABELS[k],
                  help="Which groups the cross-validation leaves out one at a time: a row per group.")
         cv = held[by]
-        glabels = ({k: _short(md_names.get(k) or presets.get("model", k).name) for k in set(cv["groups"])}
+        glabels = ({k: short_name(md_names.get(k) or presets.get("model", k).name) for k in set(cv["groups"])}
                    if by == "model" else
-                   {k: _short(hw_names.get(k) or presets.get("hardware", k).name) for k in set(cv["groups"])}
+                   {k: short_name(hw_names.get(k) or presets.get("hardware", k).name) for k in set(cv["groups"])}
                    if by == "chip" else {})
         cv_keys = list(cv["keys"])
         export.chart(fig_reality.held_out_strip(
