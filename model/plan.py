@@ -56,6 +56,18 @@ Cost, with κ = price/3600 [$/chip-s]:
 
 Feasible = fits ∧ ttft ≤ ttft_s ∧ tpot ≤ tpot_s.
 
+Efficiency.  On the roofline (ideal, or the Efficiency dials) F and bw above are the peak rates × MFU and
+× bandwidth utilisation.  On the fitted efficiency model (`efficiency=`, model.calibrate, docs/prediction.md)
+F is the peak, bw = η_bw × the peak, and each FLOP carries its own efficiency, e being the routed experts'
+share of the matmul FLOPs (calibrate.expert_share) and k = a the tokens computed per sequence per step:
+    t_compute = B·[k·2·Na·((1 − e)/η_c + e/η_e) + k·attn(T)/η_c + x·2·Na·((1 − e)/η_p + e/η_e) + A_x/η_p] / (C·F)
+    t_step    = max(t_compute, (W + B·kv)/(C·bw), t_comm) + L·t_ℓ + L·t_ℓp·(1 − e^(−λ·B)) + P·hop
+with λ = a/E[O] new prompts per sequence per step when aggregated (0 disaggregated, whose decode steps
+carry no prompt), A_x the chunked prompts' attention FLOPs; a prefill pass is a step with prompt work
+(max(compute at η_p and η_e, memory at η_bw, comm) + L·(t_ℓ + t_ℓp)).  On one chip this is
+calibrate.predict_system's step; the communication and the prefill passes are the roofline's terms at these
+efficiencies, which no published measurement has tested (no measurement reports a TTFT).
+
 Batches.  Per row (chip, layout, precision, mode): B_fit = (C·P·M − W) / (P·kv_stored(T_max)) and
 floor(B_fit · 2^(−k/8)), k = 0, 1, … (8 points per octave, down to 1; B_fit capped at 2^18), plus
 ⌊B_tpot⌋ and ⌊B_tpot⌋ − 1, B_tpot the largest batch meeting TPOT — closed form, as every step term is
@@ -83,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from . import presets
+from .calibrate import Efficiency, expert_share
 from .cluster import layout_comm_time, moe_layer_count
 from .roofline import (
     BOUNDS,
@@ -254,7 +267,7 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
          deployment: Deployment = Deployment(), ideal: bool = False,
          weight_dtypes: Sequence[str] = WEIGHT_DTYPES, kv_dtypes: Sequence[str] = KV_DTYPES,
          modes: Sequence[str] = MODES, max_chips: int = 1024, link_latency_s: float = 0.0,
-         activation_bytes: float = 2.0, top_n: int = 10) -> Plan:
+         activation_bytes: float = 2.0, top_n: int = 10, efficiency: Efficiency | None = None) -> Plan:
     """Search chip × layout × precision × mode × batch for `model` serving `traffic` (module docstring).
 
     model        the model (its KV figure is needed; d_model and n_layers for layouts over C > 1)
@@ -266,6 +279,9 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
     deployment   mode (lecture / per-phase), mfu, bw_util, tokens_per_step, pipeline_hop_s, sparse
                  attention; chips and pipeline_stages are searched, not read
     ideal        plan on the ideal roofline (mfu = bw_util = 1) whatever `deployment` says
+    efficiency   plan on the fitted efficiency model (model.calibrate.Efficiency, e.g. `built_in_fit().efficiency`)
+                 instead of the roofline: `deployment`'s mfu, bw_util and mode are then not read
+                 (module docstring, "Efficiency"); not with `ideal`
     weight_dtypes, kv_dtypes, modes   the subsets to search
     max_chips    the most chips one replica may have (C·P)
     link_latency_s  seconds per ring hop of a tp all-reduce
@@ -274,9 +290,16 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
     t0 = time.perf_counter()
     targets = _check_inputs(hardware, traffic, ttft_s, tpot_s, throughput, throughput_unit, utilisation,
                             weight_dtypes, kv_dtypes, modes, max_chips, link_latency_s, top_n)
+    if ideal and efficiency is not None:
+        raise ValueError("ideal and efficiency: plan on the ideal roofline or on the fitted efficiency model, not both")
     dep = deployment.with_(mfu=1.0, bw_util=1.0) if ideal else deployment
-    efficiency = {"source": "ideal" if dep.mfu == 1.0 and dep.bw_util == 1.0 else "dials",
-                  "mfu": dep.mfu, "bw_util": dep.bw_util}
+    rates = _Rates.of(model, dep, efficiency)
+    dep = rates.deployment
+    if efficiency is not None:
+        eff_out: dict[str, Any] = {"source": "predicted", **efficiency.as_dict()}
+    else:
+        eff_out = {"source": "ideal" if dep.mfu == 1.0 and dep.bw_util == 1.0 else "dials",
+                   "mfu": dep.mfu, "bw_util": dep.bw_util}
     wds = tuple(d for d in WEIGHT_DTYPES if d in weight_dtypes)
     kvs = tuple(d for d in KV_DTYPES if d in kv_dtypes)
     mds = tuple(m for m in MODES if m in modes)
@@ -286,9 +309,54 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
         tr = _traffic_terms(model, traffic, kvs, dep, hardware[keys[0]])
         chips = _chip_table(model, [hardware[k] for k in keys], dep, wds, max_chips, link_latency_s,
                             activation_bytes, notes)
-        rows = _rows(model, chips, tr, dep, wds, kvs, mds, targets)
-        pts = _cells(rows, tr, dep, traffic, targets)
-        return _answer(pts, keys, traffic, targets, efficiency, notes, top_n, t0)
+        rows = _rows(model, chips, tr, dep, rates, wds, kvs, mds, targets)
+        pts = _cells(rows, tr, dep, rates, traffic, targets)
+        return _answer(pts, keys, traffic, targets, eff_out, notes, top_n, t0)
+
+
+@dataclass(frozen=True)
+class _Rates:
+    """How the efficiency in force turns peak-rate times into step times (module docstring, "Efficiency").
+
+    The roofline (ideal or the Efficiency dials) folds MFU and bandwidth utilisation into F and bw and
+    has every multiplier 1 and no fixed time.  The fitted model runs F and bw at peak × (1, η_bw) and
+    divides each kind of FLOP by its own efficiency; its step is max(compute, memory, comm) + fixed.
+    """
+
+    deployment: Deployment     # the deployment the tables are built from (fitted: mfu 1, bw_util η_bw, lecture)
+    dense: float = 1.0         # × decode dense-weight matmul time (1/η_c)
+    expert: float = 1.0        # × routed-expert matmul time, decode and prompt (1/η_e)
+    attn: float = 1.0          # × decode attention time (1/η_c)
+    prompt: float = 1.0        # × prompt dense matmul and attention time (1/η_p)
+    share: float = 0.0         # e: the routed experts' share of the matmul FLOPs (calibrate.expert_share)
+    computed: float = 1.0      # k: tokens computed per sequence per decode step (fitted: a)
+    attn_in_compute: bool = False   # fitted: decode attention joins the matmuls on the compute side
+    fixed_s: float = 0.0       # L·t_ℓ: every step
+    prompt_fixed_s: float = 0.0     # L·t_ℓp: a step that carries prompt work, with probability 1 − e^(−λ)
+    fitted: bool = False
+
+    @classmethod
+    def of(cls, model: ModelArch, dep: Deployment, eff: Efficiency | None) -> _Rates:
+        if eff is None:
+            return cls(dep)
+        layers = float(model.n_layers or 0)
+        return cls(dep.with_(mfu=1.0, bw_util=eff.bandwidth, mode="lecture"), 1.0 / eff.compute, 1.0 / eff.expert,
+                   1.0 / eff.compute, 1.0 / eff.prompt, expert_share(model), float(dep.tokens_per_step), True,
+                   layers * eff.layer_s, layers * eff.prompt_layer_s, True)
+
+    @property
+    def matmul(self) -> float:
+        """× a decode matmul FLOP's peak time: (1 − e)/η_c + e/η_e."""
+        return (1.0 - self.share) * self.dense + self.share * self.expert
+
+    @property
+    def prompt_matmul(self) -> float:
+        """× a prompt matmul FLOP's peak time: (1 − e)/η_p + e/η_e."""
+        return (1.0 - self.share) * self.prompt + self.share * self.expert
+
+    def fixed(self, batch, prompt_rate) -> np.ndarray:
+        """The step's fixed time: L·t_ℓ + L·t_ℓp·(1 − e^(−B·λ)), λ the new prompts per sequence per step."""
+        return self.fixed_s + self.prompt_fixed_s * -np.expm1(-np.asarray(batch, float) * prompt_rate)
 
 
 @dataclass(frozen=True)
@@ -341,6 +409,7 @@ class _TrafficTerms:
     attn: float                     # decode attention FLOPs per sequence per step at T
     stored_max: np.ndarray          # (V,) KV bytes stored per sequence at T_max
     x: float                        # prompt tokens per sequence per step (chunked prefill)
+    prompt_rate: float              # new prompts per sequence per step, a / E[O]
     pf_matmul: float                # 2·Na·x [FLOP]
     pf_attn: float                  # chunked prompts' attention FLOPs per sequence per step
     pf_write: np.ndarray            # (V,) chunked prompts' KV writes per sequence per step [B]
@@ -370,7 +439,8 @@ def _traffic_terms(model: ModelArch, traffic: Traffic, kvs: tuple[str, ...], dep
         read=np.array([float(kv.read_bytes(T, sp, prm)) for kv in layouts]),
         attn=float(kv0.attn_flops(T, sp, prm)),
         stored_max=np.array([float(kv.stored_bytes(traffic.longest)) for kv in layouts]),
-        x=pf[0].prompt_tokens, pf_matmul=pf[0].matmul_flops, pf_attn=pf[0].attn_flops,
+        x=pf[0].prompt_tokens, prompt_rate=dep.tokens_per_step / traffic.mean_output,
+        pf_matmul=pf[0].matmul_flops, pf_attn=pf[0].attn_flops,
         pf_write=np.array([p.kv_write_bytes for p in pf]),
         prompt=I, share=s, prompt_attn=np.asarray(prefill_attention_flops(kv0, I), float),
         prompt_stored=np.array([kv.stored_bytes(I) for kv in layouts], float))
@@ -469,6 +539,35 @@ def _affine_max_le(pieces: list[tuple[np.ndarray, np.ndarray]], limit: np.ndarra
     return out
 
 
+def _max_batch(pieces: list[tuple[np.ndarray, np.ndarray]], limit: np.ndarray, rt: _Rates, lam: np.ndarray,
+               iterations: int = 60) -> np.ndarray:
+    """Largest B with max(αⱼ + βⱼ·B) + fixed(B) ≤ limit, fixed(B) = L·t_ℓ + L·t_ℓp·(1 − e^(−λ·B)) (`_Rates.fixed`).
+
+    With no time per prompt step the fixed part is a constant and the answer is `_affine_max_le`'s.  Else the
+    left side rises with B and the fixed part lies between L·t_ℓ and L·(t_ℓ + t_ℓp), so the answer lies between
+    the affine answers at those two constants; bisection narrows it (`iterations` halvings)."""
+    hi = _affine_max_le(pieces, limit - rt.fixed_s)
+    if rt.prompt_fixed_s == 0.0:
+        return hi
+    lo = _affine_max_le(pieces, limit - rt.fixed_s - rt.prompt_fixed_s)
+    shape = np.broadcast(hi, lo, lam).shape
+    hi, lo, lam = (np.broadcast_to(x, shape).astype(float) for x in (hi, lo, lam))
+    unbounded = ~np.isfinite(hi) | ~(hi >= 0)          # no batch at all (-inf), or none binds (+inf)
+    x_lo = np.where(np.isfinite(lo) & (lo > 0), lo, 0.0)
+    x_hi = np.where(unbounded, x_lo, hi)
+    limit = np.broadcast_to(limit, shape)
+
+    def ok(b):
+        worst = np.max([al + be * b for al, be in pieces], axis=0)
+        return worst + rt.fixed(b, lam) <= limit
+
+    for _ in range(iterations):
+        mid = 0.5 * (x_lo + x_hi)
+        good = ok(mid)
+        x_lo, x_hi = np.where(good, mid, x_lo), np.where(good, x_hi, mid)
+    return np.where(unbounded, hi, np.where(ok(x_hi), x_hi, x_lo))
+
+
 def _ax(arr: Any, axes: tuple[int, ...], ndim: int = 5) -> np.ndarray:
     """Place an array's axes among the grid's (chip H, layout L, weight W, KV V, mode M, …)."""
     shape = [1] * ndim
@@ -477,7 +576,7 @@ def _ax(arr: Any, axes: tuple[int, ...], ndim: int = 5) -> np.ndarray:
     return np.reshape(arr, shape)
 
 
-def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, wds: tuple[str, ...],
+def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: _Rates, wds: tuple[str, ...],
           kvs: tuple[str, ...], mds: tuple[str, ...], tg: _Targets) -> dict[str, np.ndarray]:
     """Every row — chip × layout × weight dtype × KV dtype × mode — as flat arrays (batch not yet):
     the decode step's terms as α + β·B, the largest batches that fit and meet TPOT, and the prefill side."""
@@ -492,30 +591,36 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, wds:
     cF, cbw = C * F, C * bw
     hop = np.where(P > 1, P * dep.pipeline_hop_s, 0.0)
 
-    # Decode step terms, each α + β·B (β per sequence); "0": without the chunked prompts.
+    # Decode step terms, each α + β·B (β per sequence); "0": without the chunked prompts.  Fitted, every
+    # FLOP's time carries its efficiency and decode attention counts as compute (_Rates).
+    k = rt.computed
     w_t = Wb / cbw                                              # t_weights = W/(C·bw)
-    mm0 = 2.0 * model.active_params / cF                        # t_matmul = 2·Na·B/(C·F)
-    at0 = tr.attn / cF                                          # t_attn = B·attn(T)/(C·F)
+    mm0 = k * 2.0 * model.active_params * rt.matmul / cF        # t_matmul = 2·Na·B/(C·F)
+    at0 = k * tr.attn * rt.attn / cF                            # t_attn = B·attn(T)/(C·F)
+    if rt.attn_in_compute:
+        mm0, at0 = mm0 + at0, 0.0 * at0
     kv0 = read / cbw                                            # t_kv = B·kv(T)/(C·bw)
-    mm1 = mm0 + agg * (tr.pf_matmul + (tr.pf_attn if lecture else 0.0)) / cF
-    at1 = at0 + (0.0 if lecture else agg * tr.pf_attn / cF)
+    pf_mm, pf_at = tr.pf_matmul * rt.prompt_matmul / cF, tr.pf_attn * rt.prompt / cF
+    mm1 = mm0 + agg * (pf_mm + (pf_at if lecture else 0.0))
+    at1 = at0 + (0.0 if lecture else agg * pf_at)
     kv1 = kv0 + agg * write / cbw
     c0, c1 = _ax(ch.c0, (0, 1)), _ax(ch.c1, (0, 1))            # t_comm = c0 + c1·tokens
     c1x = c1 * (1.0 + agg * tr.x)                               # tokens = B·(1 + x)
+    lam = agg * tr.prompt_rate                                  # new prompts per sequence per step (fitted)
 
-    # The largest batch meeting TPOT: each piece of the step ≤ a·tpot − hops.
+    # The largest batch meeting TPOT: each piece of the step ≤ a·tpot − hops − fixed time.
     if lecture:
         pieces = [(0.0, mm1), (w_t, kv1), (c0, c1x)]
     else:
         g = np.maximum(at1, kv1)
         pieces = [(0.0, mm1 + g), (w_t, g), (c0, c1x + g)]
-    b_tpot = _affine_max_le(pieces, a * tg.tpot - hop)
+    b_tpot = _max_batch(pieces, a * tg.tpot - hop, rt, lam)
     room = C * P * hbm - Wb                                     # HBM left for KV in one replica
     with np.errstate(divide="ignore", invalid="ignore"):
         b_fit = np.where(stored_max > 0, room / (P * np.where(stored_max > 0, stored_max, 1.0)),
                          np.where(room >= 0, np.inf, -np.inf))
 
-    pre = _prefill(model, ch, tr, dep, tg, cF, cbw, C, P, Wb, hbm, price, bw_out, hop, c0, c1)
+    pre = _prefill(model, ch, tr, dep, rt, tg, cF, cbw, C, P, Wb, hbm, price, bw_out, hop, c0, c1)
     valid = _ax(ch.valid, (0, 1)) & _ax(ch.w_ok, (0, 2)) & ((agg > 0) | pre["dis_possible"])
     full = np.broadcast_shapes((H, L, len(wds), len(kvs), len(mds)), valid.shape)
     keep = np.flatnonzero(np.broadcast_to(valid, full))
@@ -533,6 +638,7 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, wds:
         "mode": flat(_ax(codes[2], (4,))), "is_agg": is_agg,
         "w": flat(w_t), "mm0": flat(mm0), "mm1": flat(mm1), "at0": flat(at0), "at1": flat(at1),
         "kv0": flat(kv0), "kv1": flat(kv1), "c0": flat(c0), "c1": flat(c1), "c1x": flat(c1x), "hop": flat(hop),
+        "lam": flat(lam),
         "price": flat(price), "hbm": flat(hbm), "weight_bytes": flat(Wb), "stored_max": flat(stored_max),
         "b_fit": flat(b_fit), "b_tpot": flat(b_tpot),
         "wbytes": flat(_ax(np.array([DTYPE_BYTES[w] for w in wds]), (2,))),
@@ -543,8 +649,8 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, wds:
     return out
 
 
-def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, tg: _Targets, cF, cbw, C, P, Wb,
-             hbm, price, bw_out, hop, c0, c1) -> dict[str, np.ndarray]:
+def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: _Rates, tg: _Targets, cF, cbw, C,
+             P, Wb, hbm, price, bw_out, hop, c0, c1) -> dict[str, np.ndarray]:
     """Prefill passes over axes (H, L, W, V, 1, prefill batch, class): the aggregated TTFT on each row's
     own layout (batch 1), and per chip and precision the disaggregated prefill replica."""
     def up(x):  # a row array (5 axes) with the two prefill axes appended
@@ -553,11 +659,12 @@ def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, t
     b = _ax(np.array(PREFILL_BATCHES, float), (5,), 7)
     I, s, A = (_ax(x, (6,), 7) for x in (tr.prompt, tr.share, tr.prompt_attn))
     S = _ax(tr.prompt_stored, (3, 6), 7)                          # KV of one prompt, per KV dtype
-    t_mm = b * 2.0 * model.active_params * I / up(cF)
-    t_at = b * A / up(cF)
+    t_mm = b * 2.0 * model.active_params * rt.prompt_matmul * I / up(cF)
+    t_at = b * A * rt.prompt / up(cF)
     t_kv = b * S / up(cbw)
     t_comm = up(c0) + up(c1) * b * I
-    t = prefill_combine(t_mm, t_at, up(Wb / cbw), t_kv, t_comm, dep.mode) + up(hop)   # t_pass
+    fixed = rt.fixed_s + rt.prompt_fixed_s                        # a pass is a step with prompt work
+    t = prefill_combine(t_mm, t_at, up(Wb / cbw), t_kv, t_comm, dep.mode) + up(hop) + fixed   # t_pass
 
     lay_ok = _ax(ch.valid, (0, 1)) & _ax(ch.w_ok, (0, 2))
     agg_ttft = t[..., 0, :].max(axis=-1)                          # (H, L, W, V, 1): batch 1, own layout
@@ -610,7 +717,7 @@ def _quantise(cost: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(q), q, 2.0 ** 62).astype(np.int64)
 
 
-def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traffic: Traffic,
+def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, rt: _Rates, traffic: Traffic,
            tg: _Targets) -> dict[str, np.ndarray]:
     """The batch axis: every row's grid, then every configuration's numbers as flat arrays."""
     a, lecture = dep.tokens_per_step, dep.mode == "lecture"
@@ -632,8 +739,9 @@ def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traf
 
     w, hop = g("w"), g("hop")
     mm, at, kv, cm = g("mm1") * B, g("at1") * B, g("kv1") * B, g("c0") + g("c1x") * B
-    t_step = combine(mm, at, w, kv, cm, dep.mode) + hop
-    t_base = combine(g("mm0") * B, g("at0") * B, w, g("kv0") * B, g("c0") + g("c1") * B, dep.mode) + hop
+    fixed = rt.fixed(B, g("lam"))                                  # 0 on the roofline
+    t_step = combine(mm, at, w, kv, cm, dep.mode) + hop + fixed
+    t_base = combine(g("mm0") * B, g("at0") * B, w, g("kv0") * B, g("c0") + g("c1") * B, dep.mode) + hop + rt.fixed_s
     if lecture:
         mem = w + kv
         bound = np.where(mm >= np.maximum(mem, cm), 0, np.where(mem >= cm, np.where(w >= kv, 1, 2), 3))
@@ -660,7 +768,8 @@ def _cells(rows: dict[str, np.ndarray], tr: _TrafficTerms, dep: Deployment, traf
         "weight_dtype": g("weight_dtype"), "kv_dtype": g("kv_dtype"), "compute_dtype": g("compute_dtype"),
         "mode": g("mode"), "batch": B, "decode_chips": C * P, "prefill_chips": pf_chips,
         "prefill_stages": g("pf_P"), "prefill_batch": g("pf_b"), "context": tr.context,
-        "t_step_s": t_step, "t_comm_s": cm, "ttft_s": ttft, "tpot_s": tpot, "tokens_per_s_per_user": a / t_step,
+        "t_step_s": t_step, "t_comm_s": cm, "t_fixed_s": fixed + 0.0 * B,
+        "ttft_s": ttft, "tpot_s": tpot, "tokens_per_s_per_user": a / t_step,
         "tokens_per_s_per_chip": EO / chip_s, "decode_tokens_per_s_per_chip": P * B * a / t_step / (C * P),
         "usd_per_mtok_output": usd_out, "usd_per_mtok_input": usd_in, "usd_per_mtok": usd_req / EO * 1e6,
         "usd_per_request": usd_req, "bound": bound.astype(np.int8), "hbm_bytes_per_chip": hbm, "fits": fits,
@@ -819,41 +928,95 @@ class Config:
 
 
 def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, deployment: Deployment = Deployment(),
-             link_latency_s: float = 0.0, activation_bytes: float = 2.0) -> dict[str, Any]:
+             link_latency_s: float = 0.0, activation_bytes: float = 2.0,
+             efficiency: Efficiency | None = None) -> dict[str, Any]:
     """One configuration through `decode_step` and `prefill`, one call per step and per request class —
-    the planner's formulas (module docstring) point by point: its reference in the tests and the
-    per-configuration baseline of bench/bench_plan.py."""
+    the planner's formulas (module docstring) point by point: its reference in the tests, the per-configuration
+    baseline of bench/bench_plan.py and the Plan page's step breakdown.
+
+    With `efficiency` (the fitted model), the steps are taken at peak rates in per-phase form, so that the
+    matmul, attention, weight and KV terms come apart; each FLOP term is then divided by its efficiency, the
+    streams by η_bw, and the step is max(compute, memory, comm) + fixed time (as `calibrate.predict_step`,
+    plus the layout's communication).  The result carries the step's terms: t_dense_s, t_expert_s, t_attn_s
+    (the decode step's FLOPs, prompts included), t_weights_s, t_kv_s, t_comm_s, t_fixed_s, t_hops_s.
+    """
     cd = cfg.weight_dtype if cfg.weight_dtype in hw.compute_dtypes() else "bf16"
     prec = Precision(weights=cfg.weight_dtype, kv=cfg.kv_dtype, compute=cd)
     C, P, B = float(cfg.chips), cfg.pipeline_stages, float(cfg.batch)
-    s = System(hw, model, prec, deployment.with_(chips=C, pipeline_stages=P))
+    fitted = efficiency is not None
+    dep = deployment.with_(mfu=1.0, bw_util=1.0, mode="per-phase") if fitted else deployment
+    s = System(hw, model, prec, dep.with_(chips=C, pipeline_stages=P))
     kind = "none" if C == 1 else "ep" if model.is_moe else "tp"
     I, O, sh = traffic.arrays
     a, EI, EO = deployment.tokens_per_step, traffic.mean_input, traffic.mean_output
     T = traffic.decode_context(s.kv, deployment.sparse_attention, deployment.sparse_param)
     agg = cfg.mode == "aggregated"
+    e = expert_share(model) if fitted else 0.0
+    layers = float(model.n_layers or 0)
 
     def comm(system, tokens, lay):
         return layout_comm_time(system, tokens, lay, link_latency_s=link_latency_s, activation_bytes=activation_bytes)
 
-    def passes(system, lay, b):   # each class's prefill pass + hops [s]
+    def hops(system):
         stages = system.deployment.pipeline_stages
-        hop = stages * deployment.pipeline_hop_s if stages > 1 else 0.0
-        return np.array([float(prefill(system, i, b, t_comm=comm(system, b * i, lay)).t_prefill_s) + hop for i in I])
+        return stages * deployment.pipeline_hop_s if stages > 1 else 0.0
+
+    def passes(system, lay, b):   # each class's prefill pass + hops [s]
+        out = []
+        for i in I:
+            t_c = comm(system, b * i, lay)
+            if not fitted:
+                out.append(float(prefill(system, i, b, t_comm=t_c).t_prefill_s) + hops(system))
+                continue
+            r = prefill(system, i, b)            # per-phase at peak: compute = matmul + attention FLOP time
+            t_at = b * float(prefill_attention_flops(system.kv, i)) / (system.deployment.chips * system.flops)
+            t_mm = float(r.t_compute_s) - t_at
+            comp = t_mm * ((1 - e) / efficiency.prompt + e / efficiency.expert) + t_at / efficiency.prompt
+            out.append(max(comp, float(r.t_memory_s) / efficiency.bandwidth, float(t_c)) + hops(system)
+                       + layers * (efficiency.layer_s + efficiency.prompt_layer_s))
+        return np.array(out)
 
     pf = chunked_prefill(s, I, O, sh) if agg else None
-    step = decode_step(s, B, T, t_comm=comm(s, B if pf is None else pf.tokens(B), kind), prefill=pf)
+    t_comm = float(comm(s, B if pf is None else pf.tokens(B), kind))
+    step = decode_step(s, B, T, t_comm=t_comm, prefill=pf)
     base = decode_step(s, B, T, t_comm=comm(s, B, kind)) if agg else step
     hbm = float(decode_step(s, B, traffic.longest).hbm_bytes_per_chip)
-    t_step = float(step.t_step_s)
-    usd_out = float(base.usd_per_mtok)
+    if fitted:
+        k = a                                  # tokens computed per sequence per step
+        d0 = decode_step(s, B, T)              # decode alone at peak: its matmul and attention FLOP time
+        mm_d, at_d = k * float(d0.t_matmul_s), k * float(d0.t_attn_s)
+        mm_p, at_p = float(step.t_matmul_s) - float(d0.t_matmul_s), float(step.t_attn_s) - float(d0.t_attn_s)
+        terms = {"t_dense_s": (1 - e) * mm_d / efficiency.compute + (1 - e) * mm_p / efficiency.prompt,
+                 "t_expert_s": e * (mm_d + mm_p) / efficiency.expert,
+                 "t_attn_s": at_d / efficiency.compute + at_p / efficiency.prompt,
+                 "t_weights_s": float(step.t_weights_s) / efficiency.bandwidth,
+                 "t_kv_s": float(step.t_kv_s) / efficiency.bandwidth, "t_comm_s": t_comm}
+        lam = a / EO if agg else 0.0
+        fixed = layers * (efficiency.layer_s + efficiency.prompt_layer_s * -math.expm1(-B * lam))
+        compute = terms["t_dense_s"] + terms["t_expert_s"] + terms["t_attn_s"]
+        memory = terms["t_weights_s"] + terms["t_kv_s"]
+        t_step = max(compute, memory, t_comm) + fixed + hops(s)
+        b_comp = (1 - e) * mm_d / efficiency.compute + e * mm_d / efficiency.expert + at_d / efficiency.compute
+        b_mem = (float(base.t_weights_s) + float(base.t_kv_s)) / efficiency.bandwidth
+        t_base = max(b_comp, b_mem, float(base.t_comm_s)) + layers * efficiency.layer_s + hops(s)
+        bound = ("compute" if compute >= max(memory, t_comm) else
+                 ("weights" if terms["t_weights_s"] >= terms["t_kv_s"] else "kv") if memory >= t_comm else "comm")
+        terms.update(t_fixed_s=fixed, t_hops_s=hops(s))
+        usd_out = C * P * hw.price_usd_per_hour / 3600.0 * t_base / (P * B * a) * 1e6
+    else:
+        t_step, t_base = float(step.t_step_s), float(base.t_step_s)
+        bound = str(step.bound)
+        terms = {"t_dense_s": float(step.t_matmul_s), "t_expert_s": 0.0, "t_attn_s": float(step.t_attn_s),
+                 "t_weights_s": float(step.t_weights_s), "t_kv_s": float(step.t_kv_s), "t_comm_s": t_comm,
+                 "t_fixed_s": 0.0, "t_hops_s": float(step.t_hops_s)}
+        usd_out = float(base.usd_per_mtok)
     if agg:
         ttft = float(passes(s, kind, 1.0).max())
-        usd_in = C * hw.price_usd_per_hour / 3600.0 * (t_step - float(base.t_step_s)) / (B * pf.prompt_tokens) * 1e6
+        usd_in = C * hw.price_usd_per_hour / 3600.0 * (t_step - t_base) / (B * pf.prompt_tokens) * 1e6
         chip_s_pf, cap_p = 0.0, math.inf
     else:
         Cp, Pp, bp = float(cfg.prefill_chips), cfg.prefill_stages, float(cfg.prefill_batch)
-        sp = System(hw, model, prec, deployment.with_(chips=Cp, pipeline_stages=Pp))
+        sp = System(hw, model, prec, dep.with_(chips=Cp, pipeline_stages=Pp))
         t_pass = passes(sp, "none" if Cp == 1 else kind, bp)
         transfer = s.kv.stored_bytes(I) / (Cp * Pp * (hw.scaleout_bandwidth_bytes_per_s or 0.0))
         ttft = float((t_pass + transfer).max())
@@ -866,8 +1029,8 @@ def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, d
     return {"t_step_s": t_step, "tpot_s": t_step / a, "ttft_s": ttft, "tokens_per_s_per_user": a / t_step,
             "tokens_per_s_per_chip": EO / chip_s, "usd_per_mtok_output": usd_out, "usd_per_mtok_input": usd_in,
             "usd_per_request": usd_req, "hbm_bytes_per_chip": hbm, "fits": fits,
-            "bound": str(step.bound), "context": T, "requests_per_s": P * B * a / (t_step * EO),
-            "prefill_requests_per_s": cap_p}
+            "bound": bound, "context": T, "requests_per_s": P * B * a / (t_step * EO),
+            "prefill_requests_per_s": cap_p, **terms}
 
 
 def searchable_hardware() -> dict[str, Hardware]:

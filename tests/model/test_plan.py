@@ -443,3 +443,82 @@ def test_precision_follows_the_chip():
     kv = System(presets.get("hardware", "h100"), m, Precision(kv="bf16")).kv.bytes_per_token
     assert fit["bf16"] == pytest.approx((80e9 - W) / (kv * 1100))
     assert fit["fp8"] == pytest.approx(2 * fit["bf16"])
+
+
+# ---------------------------------------------------------------- planning on the fitted efficiency model
+
+def test_fitted_toy_by_hand():
+    """The toy model with 10 layers under η_c = 0.25, η_bw = 0.5 and t_ℓp = 1 ms per layer (L·t_ℓp = 10 ms),
+    aggregated, TPOT 60 ms.  Per sequence per step: decode matmul 2·10e9/1e15 = 2e-5 s, its prompt share
+    x = a·I/O = 10 tokens → 2e-4 s, both ÷ 0.25 → B · 8.8e-4 s of compute; weights 0.02 s ÷ 0.5 = 0.04 s,
+    KV read 1,050·1e5/1e12 = 1.05e-4 s plus the prompt's writes 10·1e5/1e12 = 1e-6 s, ÷ 0.5 → B · 2.12e-4.
+    New prompts per sequence per step λ = a/O = 0.01, so the fixed part is 0.01·(1 − e^(−0.01·B)) s.
+    Compute binds: B = 62 gives 0.05456 + 0.0046208 = 0.0591808 s ≤ 0.06, B = 63 gives 0.0601139 s > 0.06.
+    TTFT: one prompt's pass, max(0.02/0.25, (20e9 + 1,000·1e5)/1e12/0.5) + 10 ms = 0.09 s."""
+    from model.calibrate import Efficiency
+
+    eff = Efficiency(bandwidth=0.5, compute=0.25, expert=0.1, prompt_layer_s=1e-3)
+    model = TOY_MODEL.with_(n_layers=10)
+    p = toy_plan(model=model, modes=("aggregated",), tpot_s=0.06, efficiency=eff)
+    b = p.point(p.best)
+    fixed = 0.01 * -math.expm1(-0.01 * 62)
+    assert b["batch"] == 62 and b["bound"] == "compute"
+    assert 62 < b["max_batch_tpot"] < 63
+    assert b["tpot_s"] == pytest.approx(62 * 8.8e-4 + fixed, rel=1e-12)
+    assert b["t_fixed_s"] == pytest.approx(fixed, rel=1e-12)
+    assert b["ttft_s"] == pytest.approx(0.09, rel=1e-12)
+    base = max(62 * 8e-5, 0.04 + 62 * 2.1e-4)                       # the step without the prompts: 0.05302 s
+    assert b["usd_per_mtok_output"] == pytest.approx(1e-3 * base / 62 * 1e6, rel=1e-12)
+    assert b["usd_per_mtok_input"] == pytest.approx(1e-3 * (62 * 8.8e-4 + fixed - base) / (62 * 10) * 1e6, rel=1e-9)
+    assert p.efficiency["source"] == "predicted" and p.efficiency["compute"] == 0.25
+    # The ideal roofline at the same toy allows 4.4× the batch: compute 2.2e-4·B ≤ 0.06 → B ≤ 272.7.
+    q = toy_plan(model=model, modes=("aggregated",), tpot_s=0.06)
+    assert q.point(q.best)["max_batch_tpot"] == pytest.approx(0.06 / 2.2e-4) and q.efficiency["source"] == "ideal"
+
+
+@pytest.mark.parametrize(("model", "traffic"), [
+    ("llama-3.1-70b", Traffic.single(2000, 300)),
+    ("deepseek-v3", Traffic.mix([(500, 200, 1), (4000, 400, 1)])),
+])
+def test_fitted_points_are_evaluate_one_at_a_time(model, traffic):
+    from model.calibrate import built_in_fit
+
+    eff = built_in_fit().efficiency
+    hw = {k: presets.get("hardware", k) for k in ("h100", "b200", "mi355x")}
+    m = presets.get("model", model)
+    p = plan(m, hw, traffic, ttft_s=0.5, tpot_s=0.05, link_latency_s=1e-6, max_chips=64, efficiency=eff)
+    rng = np.random.default_rng(2)
+    for i in [*rng.choice(p.configs_evaluated, 40, replace=False), *p.top[:3]]:
+        pt = p.point(int(i))
+        ref = evaluate(m, hw[pt["hardware"]], _config(pt), traffic, link_latency_s=1e-6, efficiency=eff)
+        for k in ("t_step_s", "tpot_s", "ttft_s", "usd_per_mtok_output", "usd_per_request", "tokens_per_s_per_chip",
+                  "hbm_bytes_per_chip", "t_fixed_s", "t_comm_s"):
+            assert pt[k] == pytest.approx(ref[k], rel=1e-9, abs=1e-15), (k, pt)
+        assert pt["usd_per_mtok_input"] == pytest.approx(ref["usd_per_mtok_input"], rel=1e-6, abs=1e-12)
+        assert (pt["bound"], pt["fits"]) == (ref["bound"], ref["fits"])
+
+
+@pytest.mark.parametrize(("model", "chip", "weights"), [("llama-3.1-8b", "h100", "bf16"),
+                                                         ("qwen3-30b-a3b", "h100", "fp8"),
+                                                         ("gpt-oss-120b", "h200", "fp8")])
+def test_fitted_step_is_the_calibrated_prediction(model, chip, weights):
+    """On one chip (no communication) a planned step is model.calibrate.predict_system's step — the same fitted
+    model the Batch page's predicted curve draws — with the prompts chunked in (aggregated) or not."""
+    from model.calibrate import built_in_fit, predict_system
+
+    eff = built_in_fit().efficiency
+    m, hw = presets.get("model", model), presets.get("hardware", chip)
+    cd = weights if weights in hw.compute_dtypes() else "bf16"
+    s = System(hw, m, Precision(weights=weights, kv="bf16", compute=cd))
+    for mode, kw in (("aggregated", {"input_tokens": 2000, "output_tokens": 500}), ("disaggregated", {})):
+        ev = evaluate(m, hw, Config(1, 1, 64, weights, "bf16", mode), Traffic.single(2000, 500), efficiency=eff)
+        ref = predict_system(s, 64, 2000 + 500 / 2, eff, **kw)
+        assert ev["t_step_s"] == pytest.approx(float(ref["t_step_s"]), rel=1e-12)
+        assert ev["t_fixed_s"] == pytest.approx(float(ref["t_fixed_s"]), rel=1e-12, abs=1e-15)
+
+
+def test_ideal_and_fitted_are_exclusive():
+    from model.calibrate import Efficiency
+
+    with pytest.raises(ValueError, match="not both"):
+        toy_plan(ideal=True, efficiency=Efficiency())
