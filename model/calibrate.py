@@ -63,7 +63,15 @@ import numpy as np
 from . import presets
 from .cluster import expert_bytes
 from .presets import Measurement
-from .roofline import System, decode_step, matmul_time, max_batch_that_fits, prefill, prefill_attention_flops
+from .roofline import (
+    ChunkedPrefill,
+    System,
+    decode_step,
+    matmul_time,
+    max_batch_that_fits,
+    prefill,
+    prefill_attention_flops,
+)
 from .specs import Deployment, Precision
 
 EFF_MIN = 0.01                      # the sidebar dials' lower end
@@ -748,6 +756,55 @@ def predict_system(system: System, batch, context, eff: Efficiency, **kw) -> dic
     """Any system at any batch per replica and mean context (arrays broadcast) under `eff`:
     `predict_step` of `parts_for(system, context, **kw)` — prompt work, MTP and the rest as there."""
     return predict_step(parts_for(system, context, **kw), batch, eff)
+
+
+def predict_decode_step(system: System, batch, context, eff: Efficiency, *, t_comm=0.0,
+                        prefill: ChunkedPrefill | None = None, prompt_rate: float = 0.0) -> dict[str, np.ndarray]:
+    """The fitted model's decode step with the roofline's communication and chunked prefill (arrays broadcast):
+    what the planner prices and `python -m model step --predicted` prints.
+
+    The step's work is taken at peak rates (decode_step in per-phase form, so matmuls, attention, weights and
+    KV come apart; the system's own efficiencies and mode are not read), then each part divided by its
+    efficiency, e = `expert_share`, k = a tokens computed per sequence:
+        t_dense  = (1 − e)·[k·t_matmul(decode)/η_c + t_matmul(prompts)/η_p]
+        t_expert = e·[k·t_matmul(decode) + t_matmul(prompts)]/η_e
+        t_attn   = k·t_attn(decode)/η_c + t_attn(prompts)/η_p
+        t_weights, t_kv = the streams / η_bw
+        t_fixed  = L·[t_ℓ + t_ℓp·(1 − e^(−B·λ))], λ = `prompt_rate` new prompts per sequence per step
+        t_step   = max(t_dense + t_expert + t_attn, t_weights + t_kv, t_comm) + t_fixed + P·hop
+    On one chip with one request class this is `predict_system`'s step.  Returns those terms, t_step_s,
+    bound (compute, weights, kv or comm), tokens_per_s_per_user, tokens_per_s_per_chip, usd_per_mtok
+    (C·P·price/3600 · t_step/(P·B·a) · 1e6), hbm_bytes_per_chip and fits.
+    """
+    s = system.with_(mfu=1.0, bw_util=1.0, mode="per-phase")
+    d = s.deployment
+    b = np.asarray(batch, float)
+    k = float(d.tokens_per_step)
+    e = expert_share(s.model)
+    alone = decode_step(s, b, context)
+    full = alone if prefill is None else decode_step(s, b, context, prefill=prefill)
+    mm_d, at_d = k * alone.t_matmul_s, k * alone.t_attn_s
+    mm_p, at_p = full.t_matmul_s - alone.t_matmul_s, full.t_attn_s - alone.t_attn_s
+    t_dense = (1.0 - e) * (mm_d / eff.compute + mm_p / eff.prompt)
+    t_expert = e * (mm_d + mm_p) / eff.expert
+    t_attn = at_d / eff.compute + at_p / eff.prompt
+    t_w, t_kv = full.t_weights_s / eff.bandwidth, full.t_kv_s / eff.bandwidth
+    comm = np.asarray(t_comm, float) + 0.0 * b
+    layers = float(s.model.n_layers or 0)
+    fixed = layers * (eff.layer_s + eff.prompt_layer_s * -np.expm1(-b * prompt_rate)) + 0.0 * t_w
+    compute, memory = t_dense + t_expert + t_attn, t_w + t_kv
+    t_step = np.maximum(np.maximum(compute, memory), comm) + fixed + full.t_hops_s
+    bound = np.where(compute >= np.maximum(memory, comm), "compute",
+                     np.where(memory >= comm, np.where(t_w >= t_kv, "weights", "kv"), "comm"))
+    P = d.pipeline_stages
+    tps = P * b * k / t_step
+    C = full.chips
+    return {"batch": full.batch, "context": full.context, "t_dense_s": t_dense, "t_expert_s": t_expert,
+            "t_attn_s": t_attn, "t_weights_s": t_w, "t_kv_s": t_kv, "t_comm_s": comm, "t_fixed_s": fixed,
+            "t_hops_s": full.t_hops_s, "t_step_s": t_step, "bound": bound, "tokens_per_s_per_user": k / t_step,
+            "tokens_per_s_per_chip": tps / (C * P),
+            "usd_per_mtok": C * P * s.hardware.price_usd_per_hour / 3600.0 * 1e6 / tps,
+            "hbm_bytes_per_chip": full.hbm_bytes_per_chip, "fits": full.fits}
 
 
 # ---------------------------------------------------------------- fitting the terms

@@ -95,7 +95,7 @@ from typing import Any
 import numpy as np
 
 from . import presets
-from .calibrate import Efficiency, expert_share
+from .calibrate import Efficiency, expert_share, predict_decode_step
 from .cluster import layout_comm_time, moe_layer_count
 from .roofline import (
     BOUNDS,
@@ -119,6 +119,9 @@ PER_OCTAVE = 8                # batch grid points per doubling
 MAX_BATCH = 2.0 ** 18         # the grid's largest batch (a model with no KV would fit any)
 THROUGHPUT_UNITS = ("requests", "tokens")
 RANK_TOL = 1e-9               # relative: costs closer than this are ties
+
+STEP_TERMS = ("t_dense_s", "t_expert_s", "t_attn_s", "t_weights_s", "t_kv_s", "t_comm_s", "t_fixed_s", "t_hops_s")
+"""A decode step's terms as `evaluate` reports them (the fitted model's split: calibrate.predict_decode_step)."""
 
 POINT_KEYS = ("hardware", "chips", "pipeline_stages", "batch", "weight_dtype", "kv_dtype", "mode",
               "prefill_chips", "decode_chips", "ttft_s", "tpot_s", "tokens_per_s_per_user",
@@ -982,27 +985,12 @@ def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, d
     base = decode_step(s, B, T, t_comm=comm(s, B, kind)) if agg else step
     hbm = float(decode_step(s, B, traffic.longest).hbm_bytes_per_chip)
     if fitted:
-        k = a                                  # tokens computed per sequence per step
-        d0 = decode_step(s, B, T)              # decode alone at peak: its matmul and attention FLOP time
-        mm_d, at_d = k * float(d0.t_matmul_s), k * float(d0.t_attn_s)
-        mm_p, at_p = float(step.t_matmul_s) - float(d0.t_matmul_s), float(step.t_attn_s) - float(d0.t_attn_s)
-        terms = {"t_dense_s": (1 - e) * mm_d / efficiency.compute + (1 - e) * mm_p / efficiency.prompt,
-                 "t_expert_s": e * (mm_d + mm_p) / efficiency.expert,
-                 "t_attn_s": at_d / efficiency.compute + at_p / efficiency.prompt,
-                 "t_weights_s": float(step.t_weights_s) / efficiency.bandwidth,
-                 "t_kv_s": float(step.t_kv_s) / efficiency.bandwidth, "t_comm_s": t_comm}
         lam = a / EO if agg else 0.0
-        fixed = layers * (efficiency.layer_s + efficiency.prompt_layer_s * -math.expm1(-B * lam))
-        compute = terms["t_dense_s"] + terms["t_expert_s"] + terms["t_attn_s"]
-        memory = terms["t_weights_s"] + terms["t_kv_s"]
-        t_step = max(compute, memory, t_comm) + fixed + hops(s)
-        b_comp = (1 - e) * mm_d / efficiency.compute + e * mm_d / efficiency.expert + at_d / efficiency.compute
-        b_mem = (float(base.t_weights_s) + float(base.t_kv_s)) / efficiency.bandwidth
-        t_base = max(b_comp, b_mem, float(base.t_comm_s)) + layers * efficiency.layer_s + hops(s)
-        bound = ("compute" if compute >= max(memory, t_comm) else
-                 ("weights" if terms["t_weights_s"] >= terms["t_kv_s"] else "kv") if memory >= t_comm else "comm")
-        terms.update(t_fixed_s=fixed, t_hops_s=hops(s))
-        usd_out = C * P * hw.price_usd_per_hour / 3600.0 * t_base / (P * B * a) * 1e6
+        r = predict_decode_step(s, B, T, efficiency, t_comm=t_comm, prefill=pf, prompt_rate=lam)
+        r0 = predict_decode_step(s, B, T, efficiency, t_comm=comm(s, B, kind)) if agg else r
+        t_step, t_base, bound = float(r["t_step_s"]), float(r0["t_step_s"]), str(r["bound"])
+        terms = {k: float(r[k]) for k in STEP_TERMS}
+        usd_out = float(r0["usd_per_mtok"])
     else:
         t_step, t_base = float(step.t_step_s), float(base.t_step_s)
         bound = str(step.bound)

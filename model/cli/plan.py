@@ -61,9 +61,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="requests/s (default) or output tokens/s")
     p.add_argument("--utilisation", type=number("--utilisation", 0, lo_open=True, hi=1), default=0.7,
                    help="the busiest a replica may run, so queueing does not eat the TTFT budget (default 0.7)")
-    p.add_argument("--ideal", action="store_true",
-                   help="plan on the ideal roofline (MFU = bandwidth utilisation = 1); otherwise --mfu and "
-                        "--bw-util are in force")
+    eff = p.add_mutually_exclusive_group()
+    eff.add_argument("--ideal", action="store_true",
+                     help="plan on the ideal roofline (MFU = bandwidth utilisation = 1), a bound on time")
+    eff.add_argument("--roofline", action="store_true",
+                     help="plan on the roofline at --mfu, --bw-util and --mode (implied when one of them is given)")
+    # Neither: the efficiency model fitted to the built-in measurements (docs/prediction.md), the default.
     p.add_argument("--weight-dtypes", type=choice_list("--weight-dtypes", planner.WEIGHT_DTYPES),
                    default=list(planner.WEIGHT_DTYPES), help="weight dtypes to search (default bf16,fp8,fp4; fp4 "
                                                              "only where the chip has fp4 FLOP/s)")
@@ -112,8 +115,21 @@ def _traffic(a: argparse.Namespace) -> planner.Traffic:
     return planner.Traffic.single(a.input_tokens, a.output_tokens)
 
 
+ROOFLINE_FLAGS = ("--mfu", "--bw-util", "--mode")     # the roofline's dials: given, the plan is on the roofline
+
+
+def _roofline_dials(a: argparse.Namespace) -> list[str]:
+    """The roofline flags given a value other than their default."""
+    return [f.flag for f in _DEPLOYMENT if f.flag in ROOFLINE_FLAGS and getattr(a, f.dest) != f.default]
+
+
+def efficiency_source(a: argparse.Namespace) -> str:
+    """ideal (--ideal), roofline (--roofline or a roofline dial given) or predicted (the default)."""
+    return "ideal" if a.ideal else "roofline" if a.roofline or _roofline_dials(a) else "predicted"
+
+
 def _deployment(a: argparse.Namespace) -> Deployment:
-    if a.ideal and (a.mfu != 1.0 or a.bw_util != 1.0):
+    if a.ideal and set(_roofline_dials(a)) & {"--mfu", "--bw-util"}:
         raise CLIError("--ideal: the ideal roofline has MFU and bandwidth utilisation 1; leave out --mfu and "
                        "--bw-util, or drop --ideal")
     if a.sparse_attention == "fraction" and a.sparse_param > 1:
@@ -137,6 +153,8 @@ def step_args(pt: dict[str, Any], model_key: str, traffic: planner.Traffic, a: a
            "--context", _num(pt["context"]), "--layout", pt["layout"]]
     if pt["layout"] == "tp" and a.link_latency:
         out += ["--link-latency", _num(a.link_latency)]
+    if efficiency_source(a) == "predicted":
+        out.append("--predicted")
     if pt["mode"] == "aggregated":
         out += ["--chunked-prefill", ",".join(f"{_num(i)}:{_num(o)}:{_num(s)}" for i, o, s in
                                               zip(traffic.input_tokens, traffic.output_tokens, traffic.shares))]
@@ -157,11 +175,16 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
     model = _load("model", a.model)
     hardware = _hardware(a)
     dep = _deployment(a)
+    fitted = None
+    if efficiency_source(a) == "predicted":
+        from .. import calibrate
+
+        fitted = calibrate.built_in_fit().efficiency
     try:
         res = planner.plan(model, hardware, traffic, ttft_s=a.ttft, tpot_s=a.tpot, throughput=a.throughput,
                            throughput_unit=a.throughput_unit, utilisation=a.utilisation, deployment=dep,
                            ideal=a.ideal, weight_dtypes=a.weight_dtypes, kv_dtypes=a.kv_dtypes, modes=a.modes,
-                           max_chips=a.max_chips, link_latency_s=a.link_latency, top_n=a.top)
+                           max_chips=a.max_chips, link_latency_s=a.link_latency, top_n=a.top, efficiency=fitted)
     except ValueError as e:
         msg = str(e)
         raise CLIError(msg if msg.startswith("--") else f"--model: {msg}" if msg.startswith("model") else
@@ -217,14 +240,23 @@ def _describe(pt: dict[str, Any]) -> str:
             f"KV {pt['kv_dtype']}, {pt['mode']}{pre}")
 
 
+def _efficiency_text(eff: dict[str, Any]) -> str:
+    if eff["source"] == "ideal":
+        return "ideal roofline"
+    if eff["source"] == "predicted":
+        return (f"predicted: fitted efficiencies — HBM bandwidth {eff['bandwidth']:.3g}, dense compute "
+                f"{eff['compute']:.3g}, routed experts {eff['expert']:.3g}, {eff['prompt_layer_s'] * 1e3:.3g} ms per "
+                "layer of a step with prompt work (--ideal or --roofline for the bound)")
+    return f"roofline at MFU {eff['mfu']:g}, bandwidth {eff['bw_util']:g}"
+
+
 def _text(d: dict[str, Any], res: planner.Plan) -> str:
     i = d["inputs"]
     mix = ", ".join(f"{t['input_tokens']:g} in / {t['output_tokens']:g} out ({t['share']:.0%})" for t in i["traffic"])
     eff = d["efficiency"]
     lines = [f"plan: {i['model']}, {mix}; targets TTFT ≤ {fmt(i['ttft_s'])} s, TPOT ≤ {fmt(i['tpot_s'])} s",
              f"searched {d['configs_evaluated']:,} configurations over {len(i['hardware'])} chips in "
-             f"{d['search_s'] * 1e3:,.0f} ms; " + ("ideal roofline" if eff["source"] == "ideal" else
-                                                   f"efficiencies MFU {eff['mfu']:g}, bandwidth {eff['bw_util']:g}"),
+             f"{d['search_s'] * 1e3:,.0f} ms; " + _efficiency_text(eff),
              ""]
     pt = d["best"] or d["closest"]
     head = "best" if d["best"] else f"nothing feasible ({d['binding']} binds) — closest"

@@ -34,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="aggregated serving: each sequence's I-token prompt is prefilled in chunks inside the "
                         "decode steps of its O output tokens (per sequence per step: I/O prompt tokens' "
                         "matmuls, attention and KV writes); a mix of classes with shares of requests")
+    p.add_argument("--predicted", action="store_true",
+                   help="the fitted efficiency model's step (docs/prediction.md): each kind of FLOP at its fitted "
+                        "efficiency, HBM at the fitted bandwidth efficiency, plus the fitted time per layer of "
+                        "steps with prompt work; --mfu, --bw-util and --mode are then not read")
 
 
 _LAYOUT_FIGURES = (("scale-up bandwidth", "--scaleup-bw"), ("scale-out bandwidth", "--scaleout-bw"),
@@ -70,6 +74,8 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
         t_comm = layout_comm_time(s, b if pf is None else pf.tokens(b), a.layout, link_latency_s=a.link_latency)
     except ValueError as e:
         raise layout_error(a.layout, e) from None
+    if a.predicted:
+        return _predicted(a, s, b, t, t_comm, pf, path)
     try:
         r = decode_step(s, b, t, t_comm=t_comm, prefill=pf)
     except ValueError as e:
@@ -96,3 +102,49 @@ def run(a: argparse.Namespace) -> tuple[dict[str, Any], str]:
          "\nchunked prefill: " + ", ".join(f"{i:g}:{o:g} ({w:.0%})" for i, o, w in a.chunked_prefill)
          if pf is not None else ""])
     return data, header(summary) + extra + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)
+
+
+PREDICTED_KEYS = ("batch", "context", "t_dense_s", "t_expert_s", "t_attn_s", "t_weights_s", "t_kv_s", "t_comm_s",
+                  "t_fixed_s", "t_step_s", "bound", "tokens_per_s_per_user", "tokens_per_s_per_chip", "usd_per_mtok",
+                  "hbm_bytes_per_chip", "fits")
+
+
+def _predicted(a: argparse.Namespace, s, b, t, t_comm, pf, path: Path) -> tuple[dict[str, Any], str]:
+    """`step --predicted`: calibrate.predict_decode_step at every (batch, context), with the fitted terms."""
+    from .. import calibrate
+
+    fit = calibrate.built_in_fit()
+    lam = 0.0
+    if pf is not None:
+        shares = np.array([w for _, _, w in a.chunked_prefill], float)
+        outs = np.array([o for _, o, _ in a.chunked_prefill], float)
+        lam = s.deployment.tokens_per_step * float(shares.sum() / np.dot(shares, outs))
+    try:
+        r = calibrate.predict_decode_step(s, b, t, fit.efficiency, t_comm=t_comm, prefill=pf, prompt_rate=lam)
+    except ValueError as e:
+        raise CLIError(str(e)) from None
+    cols = {k: np.ravel(np.broadcast_to(r[k], np.broadcast(b, t).shape)) for k in PREDICTED_KEYS}
+    rows = [{k: cols[k][i].item() for k in PREDICTED_KEYS} for i in range(cols["batch"].size)]
+    summary = system_summary(s, a)
+    summary["efficiency"] = {"source": "predicted", "measurements": fit.n, **fit.efficiency.as_dict()}
+    if a.layout != "none":
+        summary.update(layout=a.layout, link_latency_s=a.link_latency)
+    if pf is not None:
+        summary["chunked_prefill"] = [{"input_tokens": i, "output_tokens": o, "share": w}
+                                      for i, o, w in a.chunked_prefill]
+    data = {"inputs": summary, "rows": rows}
+    reasons = null_missing(data, a, path.uses)
+    if reasons:
+        data["reason"] = "; ".join(reasons)
+    e = fit.efficiency
+    text = table(
+        ["batch", "context", "t_step ms", "compute ms", "memory ms", "comm ms", "fixed ms", "bound", "tok/s/user",
+         "tok/s/chip", "$/Mtok", "HBM/chip GB", "fits"],
+        [[x["batch"], x["context"], x["t_step_s"] * 1e3, (x["t_dense_s"] + x["t_expert_s"] + x["t_attn_s"]) * 1e3,
+          (x["t_weights_s"] + x["t_kv_s"]) * 1e3, x["t_comm_s"] * 1e3, x["t_fixed_s"] * 1e3, x["bound"],
+          x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"], x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9,
+          x["fits"]] for x in data["rows"]])
+    head = (f"\npredicted: the efficiency model fitted to {fit.n} published measurements — HBM bandwidth "
+            f"{e.bandwidth:.3g}, dense compute {e.compute:.3g}, routed experts {e.expert:.3g}, "
+            f"{e.prompt_layer_s * 1e3:.3g} ms per layer of a step with prompt work")
+    return data, header(summary) + head + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)

@@ -68,9 +68,26 @@ def test_a_mix_on_an_moe_model_round_trips(capsys):
     assert {p["layout"] for p in d["top"]} <= {"ep", "none"}
 
 
+def test_efficiency_predicted_by_default_ideal_or_roofline_on_request(capsys):
+    from model.calibrate import built_in_fit
+
+    e = built_in_fit().efficiency
+    d = run_json(capsys, *BASE, "--hardware", "h100")
+    assert d["efficiency"] == {"source": "predicted", **e.as_dict()}
+    assert "--predicted" in d["best"]["step_args"]
+    i = run_json(capsys, *BASE, "--hardware", "h100", "--ideal")
+    assert i["efficiency"] == {"source": "ideal", "mfu": 1.0, "bw_util": 1.0}
+    assert "--predicted" not in i["best"]["step_args"]
+    r = run_json(capsys, *BASE, "--hardware", "h100", "--roofline")
+    assert r["efficiency"] == {"source": "ideal", "mfu": 1.0, "bw_util": 1.0}     # the roofline at dials of 1
+    # The fitted model is slower than the bound: the same targets cost more per request.
+    assert d["best"]["usd_per_request"] > i["best"]["usd_per_request"]
+    _assert_round_trip(capsys, i["best"])
+
+
 def test_json_keys_and_throughput(capsys):
     d = run_json(capsys, *BASE, "--hardware", "h100,b200")
-    assert d["ranked_by"] == "usd_per_request" and d["efficiency"]["source"] == "ideal"
+    assert d["ranked_by"] == "usd_per_request" and d["efficiency"]["source"] == "predicted"
     assert isinstance(d["configs_evaluated"], int) and d["configs_evaluated"] > 1000
     assert isinstance(d["search_s"], float)
     assert 1 <= len(d["top"]) <= 10 and d["frontier"] and d["frontier_per_chip"]
@@ -100,7 +117,8 @@ def test_text_names_the_best_and_its_step(capsys):
     text = run_text(capsys, *BASE, "--hardware", "h100,b200")
     assert text.startswith("plan: Llama 3.1 70B, 2000 in / 500 out")
     assert "best: " in text and "its decode step: python -m model step --hardware" in text
-    assert "the 10 best:" in text and "ideal roofline" in text
+    assert "the 10 best:" in text and "predicted: fitted efficiencies" in text
+    assert "ideal roofline" in run_text(capsys, *BASE, "--hardware", "h100,b200", "--ideal")
 
 
 @pytest.mark.parametrize(("args", "flag"), [
@@ -109,7 +127,8 @@ def test_text_names_the_best_and_its_step(capsys):
     (["--hardware", "h100,nope"], "--hardware"), (["--hardware", ","], "--hardware"),
     (["--hardware", ""], "--hardware"),
     (["--model", "nope"], "--model"), (["--mix", "1000:100"], "--mix"), (["--mix", "1:2,3:4:0.5"], "--mix"),
-    (["--ideal", "--mfu", "0.5"], "--ideal"), (["--weight-dtypes", "fp16"], "--weight-dtypes"),
+    (["--ideal", "--mfu", "0.5"], "--ideal"), (["--ideal", "--roofline"], "--roofline"),
+    (["--weight-dtypes", "fp16"], "--weight-dtypes"),
     (["--utilisation", "0"], "--utilisation"), (["--throughput", "-5"], "--throughput"),
     (["--max-chips", "1e9"], "--max-chips"),
 ])
@@ -128,7 +147,7 @@ def test_missing_inputs_and_a_custom_chip_with_a_missing_field(capsys, tmp_path)
     line = run_error(capsys, *BASE, "--hardware", str(chip))
     assert line.startswith("error: --hardware") and "hbm_bytes" in line
     chip.write_text(chip.read_text() + "    hbm_bytes: 200e9\n")
-    d = run_json(capsys, *BASE, "--hardware", str(chip))
+    d = run_json(capsys, *BASE, "--hardware", str(chip), "--ideal")
     assert d["best"]["hardware"] == str(chip)
     _assert_round_trip(capsys, d["best"])
 
@@ -172,3 +191,20 @@ def test_step_layout_tp_by_hand(capsys):
 def test_step_layout_and_chunked_prefill_errors(capsys, args, words):
     line = run_error(capsys, "step", *TOY, "--batch", "8", *args)
     assert words in line, line
+
+
+def test_step_predicted_by_hand(capsys):
+    # The fitted model on the toy system (no layers: no fixed time): B = 94 at T = 1,050,
+    # compute 94 · 2e10/1e15 / η_c, memory (20e9 + 94 · 1,050 · 1e5)/1e12 / η_bw; the larger is the step.
+    from model.calibrate import built_in_fit
+
+    e = built_in_fit().efficiency
+    d = run_json(capsys, "step", *TOY, "--batch", "94", "--context", "1050", "--predicted")
+    (row,) = d["rows"]
+    compute, memory = 94 * 2e10 / 1e15 / e.compute, (20e9 + 94 * 1050 * 1e5) / 1e12 / e.bandwidth
+    assert row["t_dense_s"] == pytest.approx(compute, rel=1e-12)
+    assert row["t_weights_s"] + row["t_kv_s"] == pytest.approx(memory, rel=1e-12)
+    assert row["t_step_s"] == pytest.approx(max(compute, memory), rel=1e-12) and row["t_fixed_s"] == 0.0
+    assert row["bound"] == ("compute" if compute >= memory else "weights")
+    assert d["inputs"]["efficiency"]["source"] == "predicted"
+    assert "predicted: the efficiency model fitted to" in run_text(capsys, "step", *TOY, "--predicted")
