@@ -14,10 +14,10 @@ components declared in an installed package's pyproject.toml; the app is not a p
 `_register` declares the two asset folders on the running server's component manager the way that
 manifest scan would (ui/runtime/streamlit_internals.py: Streamlit internals).
 
-First-load cost, measured: Streamlit's gzip middleware compresses responses of that route at
-level 9 on every request (its own /static bundles are exempt) and sends no cache validator, so a
-full page load costs the server ≈0.14 s CPU for plotly.min.js (4.8 MB → 1.5 MB); client-side page
-switches load it once per tab.
+That route has Streamlit's gzip layer compress plotly.min.js (4.8 MB → 1.5 MB) at level 9 on every
+request and sends no cache validator; `_register` publishes the files to ui/runtime/assets.py instead,
+which compresses them once per process and serves plotly under a content-hashed name for a year and
+index.js with an ETag, so a returning browser downloads neither (docs/performance.md, "First page load").
 
 `draw()` returns False, and `ui.elements.export.chart` falls back to `st.plotly_chart`, when the element
 cannot be used: `ROOFLINE_CHART=plotly` in the environment, an asset missing, or registration
@@ -43,7 +43,7 @@ import plotly.io as pio
 from _plotly_utils.utils import is_skipped_key, plotlyjsShortTypes  # plotly's own rules for typed arrays
 
 from ui.figures.plot import NARROW_META, SpecFigure, figure_dicts
-from ui.runtime import streamlit_internals
+from ui.runtime import assets, streamlit_internals
 
 try:
     import orjson
@@ -84,6 +84,16 @@ def declare_assets(manager: Any, component: str, folder: Path) -> None:
     streamlit_internals.declare_assets(manager, PROJECT, component, folder)
 
 
+def publish_assets(entry: tuple[str, Path, str], libraries: list[tuple[str, Path, str]]) -> None:
+    """Have ui/runtime/assets.py serve the component's files compressed once and cacheable.  A failure
+    there never stops the element: Streamlit's own route still serves the files (said once on stderr)."""
+    try:
+        assets.publish(entry, libraries)
+    except Exception as exc:
+        print(f"roofline: component assets served by Streamlit's route, uncached ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+
+
 def _register() -> Any:
     """Declare the asset folders on the running server's component manager (once per runtime:
     each AppTest has its own), then create the component's mount callable (once per process).
@@ -100,6 +110,7 @@ def _register() -> Any:
         raise FileNotFoundError(plotly_js_dir() / "plotly.min.js")
     declare_assets(manager, "live_chart", ASSET_DIR)
     declare_assets(manager, "plotlyjs", plotly_js_dir())
+    publish_assets((NAME, ASSET_DIR, JS_FILE), [(PLOTLYJS, plotly_js_dir(), "plotly.min.js")])
     if _mount is None:
         _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
     _registered_on = manager

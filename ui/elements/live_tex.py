@@ -9,7 +9,8 @@ equation at all, 321 ms).
 
 The renderer is Debian's `libjs-katex` (KaTeX 0.16, in packages.txt for Streamlit Community Cloud,
 in the Dockerfile and in CI; `ui.present.deck.katex_dir()`, ROOFLINE_KATEX_DIR first), served by the app
-itself through Streamlit's component asset route — never a CDN.  Its markup matches the KaTeX 0.16
+itself through Streamlit's component asset route — never a CDN — compressed once and cacheable
+(ui/runtime/assets.py).  Its markup matches the KaTeX 0.16
 stylesheet and fonts that Streamlit's frontend already has on the page for `st.latex` (Streamlit
 1.67 renders st.latex with KaTeX 0.16.47; the KaTeX 0.18 module in its bundle does not match that
 stylesheet), so an equation reads as `st.latex`'s (a two-row `aligned` block stands 6 px taller,
@@ -43,7 +44,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.elements.live_chart import PROJECT, declare_assets
+from ui.elements.live_chart import PROJECT, declare_assets, publish_assets
 from ui.present.deck import katex_dir
 from ui.runtime import streamlit_internals
 
@@ -78,6 +79,7 @@ def _register() -> Any:
         raise FileNotFoundError("no katex.min.js (Debian's libjs-katex, or ROOFLINE_KATEX_DIR)")
     declare_assets(manager, "live_tex", ASSET_DIR)
     declare_assets(manager, "katexjs", folder)
+    publish_assets((NAME, ASSET_DIR, JS_FILE), [(KATEXJS, folder, "katex.min.js")])
     if _mount is None:
         _mount = st.components.v2.component(NAME, js=JS_FILE, isolate_styles=False)
     _registered_on = manager

@@ -54,6 +54,60 @@ def declare_assets(manager: Any, project: str, component: str, folder: Path) -> 
             folder.parent)
 
 
+# ---------------------------------------------------------------- the HTTP server (ui/runtime/assets.py)
+
+Asgi = Callable[[dict, Any, Any], Any]            # an ASGI app: (scope, receive, send) -> awaitable
+_HTTP_FIRST = "_roofline_first"                   # on the patched __call__: the handler asked first
+
+
+def serve_http_first(handler: Callable[[dict, Any, Any], Any]) -> bool:
+    """Offer every HTTP request to `handler(scope, receive, send)` (a coroutine function returning True
+    when it answered the request) before Streamlit's gzip layer and routes; False, patching nothing,
+    where this Streamlit has no such layer.  Calling it again replaces the handler.  A handler that
+    raises before answering leaves the request to Streamlit.
+
+    Why: Streamlit 1.67 has no hook for a response of its own, and its component asset route
+    (`/_stcore/bidi-components/…`) reads the file and has it gzipped at level 9 on every request, with
+    no validator and no lifetime.  Every HTTP request passes `SelectiveGZipMiddleware` after Streamlit's
+    path-security and session middleware, and Python looks its `__call__` up on the class per request,
+    so replacing it reaches the running server (tests/ui/runtime/test_assets.py and
+    tests/deploy/test_assets.py fail if it moves; the assets are then served by Streamlit's route as
+    before, uncached)."""
+    try:
+        from streamlit.web.server.starlette.starlette_gzip_middleware import SelectiveGZipMiddleware
+    except ImportError:
+        return False
+    current = SelectiveGZipMiddleware.__dict__.get("__call__")
+    if not callable(current):
+        return False
+    stock = getattr(current, _STOCK, current)
+
+    async def call(self: Any, scope: dict, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and await call.__dict__[_HTTP_FIRST](scope, receive, send):
+            return
+        await stock(self, scope, receive, send)
+
+    setattr(call, _STOCK, stock)
+    setattr(call, _HTTP_FIRST, handler)
+    SelectiveGZipMiddleware.__call__ = call
+    return True
+
+
+def cors_origin(origin: str | None) -> str | None:
+    """The Access-Control-Allow-Origin Streamlit's own asset route would send for a request from
+    `origin` ("*", the origin itself, or None for no header).
+
+    Why: an asset answered by `serve_http_first` must carry the CORS header Streamlit's route gives it
+    (server.enableCORS, server.corsAllowedOrigins, development mode); Streamlit 1.67 decides it in
+    `streamlit.web.server.server_util`, with no public accessor (tests/ui/runtime/test_assets.py fails
+    if it moves)."""
+    from streamlit.web.server.server_util import allow_all_cross_origin_requests, is_allowed_origin
+
+    if allow_all_cross_origin_requests():
+        return "*"
+    return origin if origin and is_allowed_origin(origin) else None
+
+
 # ---------------------------------------------------------------- a session's event loop (ui/runtime/coalesce.py)
 
 # The ScriptRunner events that end a run (streamlit.runtime.scriptrunner.ScriptRunnerEvent values).

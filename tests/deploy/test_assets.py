@@ -1,0 +1,89 @@
+"""On a started server (`streamlit run app.py`, as deployed): plotly.js and the components' files are
+served gzipped from one compression, plotly under a content-hashed name for a year, the components'
+index.js with a strong ETag, and a conditional request gets 304 (ui/runtime/assets.py).  The page is
+run once over the websocket first, as a browser's first visit does: that run publishes the files."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import gzip
+import re
+import urllib.error
+import urllib.request
+
+import pytest
+
+from bench.bench_load import Client
+from tests.browser.helpers import streamlit_server
+
+ROUTE = "/_stcore/bidi-components/"
+YEAR = "public, max-age=31536000, immutable"
+
+
+def get(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, headers={k.replace("_", "-"): v for k, v in headers.items()})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+
+@pytest.fixture(scope="module")
+def server() -> str:
+    with streamlit_server() as url:
+        async def first_visit() -> None:
+            async with Client(url) as c:
+                run = await c.rerun("")
+                assert run.charts > 0 and not run.problems()
+
+        # In a thread of its own: a worker that ran a browser test holds Playwright's running loop.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, first_visit()).result()
+        yield url
+
+
+def entry(url: str, component: str) -> tuple[dict[str, str], str]:
+    status, h, body = get(f"{url}{ROUTE}roofline.{component}/index.js", accept_encoding="gzip")
+    assert status == 200 and h.get("content-encoding") == "gzip"
+    return h, gzip.decompress(body).decode()
+
+
+def test_plotly_js_is_gzipped_hashed_and_kept_a_year(server):
+    h, text = entry(server, "live_chart")
+    assert h["cache-control"] == "no-cache" and re.fullmatch(r'"[0-9a-f]{16}-gz"', h["etag"])
+    path = re.search(r'"\.\./(roofline\.plotlyjs/plotly\.min\.[0-9a-f]{16}\.js)"', text).group(1)
+    status, h, body = get(server + ROUTE + path, accept_encoding="gzip, deflate, br, zstd")
+    assert status == 200
+    assert h["content-encoding"] == "gzip" and h["vary"] == "Accept-Encoding"
+    assert h["cache-control"] == YEAR and re.fullmatch(r'"[0-9a-f]{16}-gz"', h["etag"])
+    js = gzip.decompress(body)
+    assert len(js) > 3_000_000 and len(body) < len(js) / 2 and b"plotly" in js[:2000].lower()
+    # A returning browser's conditional request: 304, no body.
+    status, h304, body = get(server + ROUTE + path, accept_encoding="gzip", if_none_match=h["etag"])
+    assert (status, body) == (304, b"") and h304["etag"] == h["etag"]
+
+
+@pytest.mark.parametrize(("component", "library"), [("live_chart", "roofline.plotlyjs/plotly.min.js"),
+                                                    ("live_tex", "roofline.katexjs/katex.min.js")])
+def test_every_components_file_carries_a_validator_and_revalidates_to_304(server, component, library):
+    h, text = entry(server, component)
+    stem = library.rsplit(".", 1)[0]
+    assert f'"../{library}"' not in text and re.search(rf'"\.\./{re.escape(stem)}\.[0-9a-f]{{16}}\.js"', text)
+    for path in (f"roofline.{component}/index.js", library):
+        status, h, _ = get(server + ROUTE + path, accept_encoding="gzip")
+        assert status == 200 and h["content-encoding"] == "gzip" and h["cache-control"] == "no-cache"
+        status, _, body = get(server + ROUTE + path, accept_encoding="gzip", if_none_match=h["etag"])
+        assert (status, body) == (304, b"")
+
+
+def test_a_client_without_gzip_gets_the_file_itself(server):
+    status, h, body = get(server + ROUTE + "roofline.plotlyjs/plotly.min.js")
+    assert status == 200 and "content-encoding" not in h and len(body) == int(h["content-length"]) > 3_000_000
+
+
+def test_the_rest_of_the_route_is_streamlits(server):
+    assert get(server + ROUTE + "roofline.plotlyjs/plotly.min.0000000000000000.js")[0] == 404
+    assert get(server + ROUTE + "roofline.live_chart/../../app.py")[0] in (400, 404)
+    assert get(server + "/_stcore/health")[2] == b"ok"
