@@ -7,9 +7,12 @@ layout (C chips × P stages) × weight and KV dtype × aggregated/disaggregated 
 `python -m model plan` is the same search from the shell.
 
 Every input is a URL parameter with the page's prefix `pl_`: pl_hw (chips to consider, comma-separated
-preset keys or `custom`; empty = every searchable chip), pl_i / pl_o (tokens), pl_ttft [s], pl_by (tpot or
-tps), pl_tpot [ms], pl_tps [tokens/s], pl_rps (requests/s, empty = none), pl_u (utilisation) and pl_eff
-(realistic: the sidebar's Efficiency dials; ideal: the ideal roofline).  The model, its sparsity, the
+preset keys or `custom`; empty = every searchable chip), pl_i / pl_o (tokens), pl_mix (a mix of request
+classes, I:O:share,… — when given it replaces pl_i / pl_o), pl_ttft [s], pl_by (tpot or tps), pl_tpot [ms],
+pl_tps [tokens/s], pl_rps (a throughput, empty = none) in pl_ru (requests or output tokens per second),
+pl_u (utilisation), pl_wd / pl_kd / pl_md (the weight dtypes, KV dtypes and serving modes searched) and
+pl_eff (predicted: the efficiency model fitted to the published measurements, the default; roofline: the
+XX
 roofline mode and a sidebar price for the sidebar's chip come from the sidebar; its batch, context, C and
 precision are what the plan searches, so they are not read.
 """
@@ -24,13 +27,26 @@ import numpy as np
 import streamlit as st
 
 from model import Precision, System, decode_step, presets
+from model import calibrate as cal
 from model.cluster import layout_comm_time
-from model.plan import KV_DTYPES, WEIGHT_DTYPES, Traffic, plan, searchable_hardware
+from model.plan import (
+    KV_DTYPES,
+    MODES,
+    STEP_TERMS,
+    THROUGHPUT_UNITS,
+    WEIGHT_DTYPES,
+    Config,
+    Traffic,
+    evaluate,
+    plan,
+    searchable_hardware,
+)
 from model.roofline import chunked_prefill
+from ui import estimate
 from ui.elements import export, metrics, tables
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations.plan import binding_term
+from ui.equations.plan import binding_term, predicted_step
 from ui.figures import plan as fig_plan
 from ui.figures.batch import step_breakdown
 from ui.format import number, seconds, short_name, usd
@@ -49,7 +65,11 @@ HW = presets.hardware_presets()
 SEARCHABLE = list(searchable_hardware())
 CHIP_CHOICES = [*HW, dials.CUSTOM]
 BY_LABELS = {"tpot": "time per output token", "tps": "tokens/s per user"}
-EFF_LABELS = {"realistic": "realistic (the sidebar's Efficiency dials)", "ideal": "ideal roofline"}
+EFF_LABELS = {"predicted": "predicted (fitted to measurements)",
+              "roofline": "roofline (the sidebar's Efficiency dials)", "ideal": "ideal roofline"}
+EFF_ALIASES = {"realistic": "roofline"}     # what links made before the fitted model said for the dials
+RU_LABELS = {"requests": "requests/s", "tokens": "output tokens/s"}
+MAX_CLASSES = 8                             # request classes in a mix
 PRECISIONS = [f"{w} weights, {kv} KV" for w in WEIGHT_DTYPES for kv in KV_DTYPES]   # index w·len(KV) + kv
 BINDS = {"hbm": "HBM capacity binds", "ttft": "the TTFT target binds", "tpot": "the TPOT target binds",
          "ttft+tpot": "the TTFT and TPOT targets bind together"}     # model.plan.Plan.binding
@@ -89,6 +109,53 @@ def _parse_rps(text: str) -> float | None:
     return v
 
 
+def _parse_mix(text: str) -> list[tuple[float, float, float]]:
+    """pl_mix: request classes I:O[:share], comma-separated (equal shares where none is given); empty = none."""
+    text = text.strip()
+    if text.lower() in ("", "none"):
+        return []
+    out = []
+    for part in text.split(","):
+        f = part.strip().split(":")
+        if len(f) not in (2, 3):
+            raise ValueError(f"{part.strip()!r} is not I:O or I:O:share")
+        i, o, w = (float(f[0]), float(f[1]), float(f[2]) if len(f) == 3 else 1.0)
+        if not (all(math.isfinite(v) for v in (i, o, w)) and 1 <= i <= MAX_TOKENS and 1 <= o <= MAX_TOKENS and w > 0):
+            raise ValueError(f"{part.strip()!r}: tokens must be 1 to {MAX_TOKENS:,}, the share > 0")
+        out.append((i, o, w))
+    if len(out) > MAX_CLASSES:
+        raise ValueError(f"{len(out)} classes; at most {MAX_CLASSES}")
+    return out
+
+
+def _fmt_mix(classes: list) -> str:
+    return ",".join(f"{i:g}:{o:g}:{w:g}" for i, o, w in classes)
+
+
+def _parse_mix_text(text: str) -> str:
+    """pl_mix as its widget holds it: the classes written back in one form ("" for none)."""
+    return _fmt_mix(_parse_mix(text))
+
+
+def _parse_eff(text: str) -> str:
+    text = EFF_ALIASES.get(text, text)
+    if text not in EFF_LABELS:
+        raise ValueError(text)
+    return text
+
+
+def _subset_dial(key: str, options: tuple[str, ...]) -> Dial:
+    """A comma-separated subset of `options` (default: all of them), kept in the options' order."""
+    def parse(text: str) -> list[str]:
+        parts = [p.strip() for p in text.split(",")]
+        bad = [p for p in parts if p not in options]
+        if bad or not text.strip():
+            raise ValueError(text)
+        return [o for o in options if o in parts]
+    return Dial(key, list(options), parse, ",".join, "one or more of " + ", ".join(options) + ", comma-separated",
+                PAGE)
+
+
 def _count_dial(key: str, default: int) -> Dial:
     return Dial(key, default, _parse_count, str, f"a whole number of tokens from 1 to {MAX_TOKENS:,}", PAGE)
 
@@ -98,20 +165,35 @@ page_dial(Dial("pl_hw", [], _parse_chips, lambda v: ",".join(v) or "all", "chip 
                explain=True))
 page_dial(_count_dial("pl_i", 2000))
 page_dial(_count_dial("pl_o", 500))
+page_dial(Dial("pl_mix", "", _parse_mix_text, str, f"request classes I:O:share, comma-separated (at most "
+               f"{MAX_CLASSES}; tokens 1 to {MAX_TOKENS:,}, shares > 0), or none", PAGE, max_chars=400, explain=True))
 page_dial(choice_dial("pl_ttft", TTFT_OPTIONS, 1.0, PAGE))
 page_dial(choice_dial("pl_by", list(BY_LABELS), "tpot", PAGE))
 page_dial(choice_dial("pl_tpot", TPOT_OPTIONS, 50, PAGE))
 page_dial(choice_dial("pl_tps", TPS_OPTIONS, 20, PAGE))
 page_dial(Dial("pl_rps", None, _parse_rps, lambda v: "none" if v is None else f"{v:.12g}",
                f"a number of requests/s from {RPS_RANGE[0]:g} to {RPS_RANGE[1]:g}, or none", PAGE))
+page_dial(choice_dial("pl_ru", list(THROUGHPUT_UNITS), "requests", PAGE))
 page_dial(number_dial("pl_u", 0.01, 1, 0.7, PAGE))
-page_dial(choice_dial("pl_eff", list(EFF_LABELS), "realistic", PAGE))
+page_dial(_subset_dial("pl_wd", WEIGHT_DTYPES))
+page_dial(_subset_dial("pl_kd", KV_DTYPES))
+page_dial(_subset_dial("pl_md", MODES))
+page_dial(Dial("pl_eff", "predicted", _parse_eff, str, "one of predicted, roofline, ideal (realistic: roofline)", PAGE,
+               options=tuple(EFF_LABELS)))
 
 
 def _chip_label(key: str) -> str:
     if key == dials.CUSTOM:
         return "Custom chip (the link's xhw)"
     return short_name(HW[key].name) + ("" if HW[key].status == "shipping" else f" ({HW[key].status})")
+
+
+def _tidy_mix() -> None:
+    """The mix as typed, written back in one form when it parses (a bad one is said in the notices)."""
+    try:
+        ss["pl_mix"] = _parse_mix_text(ss["pl_mix"])
+    except ValueError:
+        pass
 
 
 # ---------------------------------------------------------------- the page: header, notices, card | inputs
@@ -127,11 +209,17 @@ with inputs:
                    placeholder=f"every searchable chip ({len(SEARCHABLE)})", persist_state="session",
                    help="Chip presets to search; empty: every preset but the illustrative lecture GPU. "
                         "'Custom' is the chip of the link's xhw parameter (the Custom page).")
+    mix_text = ss["pl_mix"]
     c = st.columns(2)
     c[0].number_input("Prompt tokens I", min_value=1, max_value=MAX_TOKENS, step=100, key="pl_i",
-                      persist_state="session", help="Input tokens per request.")
+                      persist_state="session", help="Input tokens per request.", disabled=bool(mix_text))
     c[1].number_input("Output tokens O", min_value=1, max_value=MAX_TOKENS, step=100, key="pl_o",
-                      persist_state="session", help="Output tokens per request.")
+                      persist_state="session", help="Output tokens per request.", disabled=bool(mix_text))
+    st.text_input("…or a mix of requests (I:O:share, …)", key="pl_mix", placeholder="e.g. 1000:200:0.7, 8000:1000:0.3",
+                  persist_state="session", on_change=_tidy_mix,
+                  help="Request classes with their shares of requests; planned on the KV and step time the mix "
+                       f"really implies, not on its mean lengths. Replaces I and O while set; at most {MAX_CLASSES} "
+                       "classes.")
     st.select_slider("Time to first token ≤ (TTFT target)", TTFT_OPTIONS, key="pl_ttft", format_func=seconds,
                      persist_state="session", help="The prompt's prefill, plus its KV's hand-over when "
                                                    "disaggregated; queueing is kept small by the utilisation.")
@@ -143,29 +231,55 @@ with inputs:
     else:
         st.select_slider("Tokens/s per user ≥", TPS_OPTIONS, key="pl_tps", format_func=lambda v: f"{v:g} tokens/s",
                          persist_state="session")
-    c = st.columns(2)
-    c[0].number_input("Throughput [requests/s]", min_value=RPS_RANGE[0], max_value=RPS_RANGE[1], step=1.0,
-                      key="pl_rps", placeholder="none", persist_state="session",
-                      help="Optional: the requests/s to serve. Then the plan counts replicas and chips and ranks "
+    c = st.columns([2, 2, 1.4])
+    c[0].number_input(f"Throughput [{RU_LABELS[ss['pl_ru']]}]", min_value=RPS_RANGE[0], max_value=RPS_RANGE[1],
+                      step=1.0, key="pl_rps", placeholder="none", persist_state="session",
+                      help="Optional: the throughput to serve. Then the plan counts replicas and chips and ranks "
                            "by the whole deployment's $/hour.")
-    c[1].number_input("Utilisation ≤", min_value=0.01, max_value=1.0, step=0.05, key="pl_u", persist_state="session",
+    c[1].radio("in", list(RU_LABELS), key="pl_ru", format_func=RU_LABELS.get, persist_state="session")
+    c[2].number_input("Utilisation ≤", min_value=0.01, max_value=1.0, step=0.05, key="pl_u", persist_state="session",
                       help="The busiest a replica may run (with a throughput), so queueing does not eat the "
                            "TTFT budget.")
     st.radio("Efficiency", list(EFF_LABELS), key="pl_eff", format_func=EFF_LABELS.get, horizontal=True,
-             persist_state="session")
+             persist_state="session", help="Predicted: the efficiency model fitted to the published measurements "
+                                           "(docs/prediction.md), with its held-out error. Roofline: the sidebar's "
+                                           "Efficiency dials. Ideal: every efficiency 1, a bound on time.")
+    with st.expander("Precisions and serving modes searched"):
+        c = st.columns(3)
+        c[0].multiselect("Weights", list(WEIGHT_DTYPES), key="pl_wd", persist_state="session",
+                         help="fp4 only on chips with fp4 FLOP/s. Quality is not modelled: leave out a format your "
+                              "model cannot be served in.")
+        c[1].multiselect("KV cache", list(KV_DTYPES), key="pl_kd", persist_state="session")
+        c[2].multiselect("Modes", list(MODES), key="pl_md", persist_state="session",
+                         help="Aggregated: one replica prefills and decodes. Disaggregated: prefill replicas hand "
+                              "the KV to decode replicas.")
 
 # ---------------------------------------------------------------- the inputs, resolved
 model = view.system.model
 sidebar_dep = view.system.deployment
-ideal = ss["pl_eff"] == "ideal"
+eff_choice = ss["pl_eff"]
+ideal, predicted = eff_choice == "ideal", eff_choice == "predicted"
+fitted = cal.built_in_fit() if predicted else None
 plan_dep = sidebar_dep.with_(mfu=1.0, bw_util=1.0) if ideal else sidebar_dep
 a = plan_dep.tokens_per_step
-I, O = int(ss["pl_i"]), int(ss["pl_o"])
+try:
+    classes = _parse_mix(ss["pl_mix"])
+    mix_problem = None
+except ValueError as e:
+    classes, mix_problem = [], str(e)
+traffic = Traffic.mix(classes) if classes else Traffic.single(int(ss["pl_i"]), int(ss["pl_o"]))
+I, O = traffic.mean_input, traffic.mean_output
 ttft = float(ss["pl_ttft"])
 tpot = float(ss["pl_tpot"]) / 1e3 if ss["pl_by"] == "tpot" else a / float(ss["pl_tps"])
-rps = ss["pl_rps"]
+rps, unit = ss["pl_rps"], ss["pl_ru"]
 util = float(ss["pl_u"])
-traffic = Traffic.single(I, O)
+space_notes = []
+searched = {}
+for k, allowed, what in (("pl_wd", WEIGHT_DTYPES, "weight formats"), ("pl_kd", KV_DTYPES, "KV formats"),
+                         ("pl_md", MODES, "serving modes")):
+    searched[k] = tuple(ss[k]) or allowed
+    if not ss[k]:
+        space_notes.append(f"No {what} chosen: searching all of them ({', '.join(allowed)}).")
 
 
 def _custom_chip():
@@ -213,11 +327,13 @@ def _point_text(pt: dict, name: str) -> str:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _util, _dep, _ideal, _names) -> dict:
+def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _unit, _util, _dep, _ideal, _eff, _space,
+           _names) -> dict:
     """One `plan` call and what the page draws of it: the thinned dots, the frontier, the best (or the
     closest) point, the ten best.  `key` is the repr of every input (the rest are not hashed)."""
-    res = plan(_model, _hardware, _traffic, ttft_s=_ttft, tpot_s=_tpot, throughput=_rps, utilisation=_util,
-               deployment=_dep, ideal=_ideal)
+    res = plan(_model, _hardware, _traffic, ttft_s=_ttft, tpot_s=_tpot, throughput=_rps, throughput_unit=_unit,
+               utilisation=_util, deployment=_dep, ideal=_ideal, efficiency=_eff, weight_dtypes=_space["pl_wd"],
+               kv_dtypes=_space["pl_kd"], modes=_space["pl_md"])
     p = res.points
     fits = np.flatnonzero(p["fits"])
     x, y = p["tokens_per_s_per_user"][fits], p["usd_per_mtok"][fits]
@@ -239,14 +355,21 @@ def search(key: str, _model, _hardware, _traffic, _ttft, _tpot, _rps, _util, _de
     }
 
 
-key = repr((model, list(hardware.items()), traffic, ttft, tpot, rps, util, plan_dep, ideal))
+eff_terms = None if fitted is None else fitted.efficiency
+key = repr((model, list(hardware.items()), traffic, ttft, tpot, rps, unit, util, plan_dep, ideal, eff_terms, searched))
 try:
-    found = search(key, model, hardware, traffic, ttft, tpot, rps, util, sidebar_dep, ideal, names)
+    found = search(key, model, hardware, traffic, ttft, tpot, rps, unit, util, sidebar_dep, ideal, eff_terms, searched,
+                   names)
     failed = None
 except ValueError as e:          # the model or a custom chip lacks a figure the search needs
     found, failed = None, str(e)
 
 with notices:
+    if mix_problem:
+        st.warning(f"The mix {dials.md_code(ss['pl_mix'])} is not understood ({dials.md_code(mix_problem)}): planning "
+                   f"on I = {I:,.0f} and O = {O:,.0f}. Write classes as I:O:share, comma-separated.", icon="⚠️")
+    for n in space_notes:
+        st.info(n, icon="ℹ️")
     for n in chip_notes:
         st.warning(n, icon="⚠️")
     if failed:
@@ -274,6 +397,11 @@ else:
     n_tok = pt["batch"] if pf is None else float(pf.tokens(pt["batch"]))
     step = decode_step(s_pt, pt["batch"], pt["context"], t_comm=layout_comm_time(s_pt, n_tok, pt["layout"]),
                        prefill=pf)
+    if predicted:   # the fitted model's terms of the same step (what the planner priced)
+        ev = evaluate(model, hw_pt, Config(pt["chips"], pt["pipeline_stages"], pt["batch"], pt["weight_dtype"],
+                                           pt["kv_dtype"], pt["mode"], pt["prefill_chips"] // pt["prefill_stages"],
+                                           pt["prefill_stages"], pt["prefill_batch"]),
+                      traffic, deployment=plan_dep, efficiency=eff_terms)
 
     # ------------------------------------------------ the card
     with card, st.container(border=True):
@@ -310,7 +438,7 @@ else:
             Metric("$/Mtok output", usd(pt["usd_per_mtok_output"])),
             Metric("$/Mtok input", usd(pt["usd_per_mtok_input"])),
             Metric("$ per request", usd(pt["usd_per_request"]),
-                   help=f"E[I]·$/Mtok input + E[O]·$/Mtok output, for {I:,} + {O:,} tokens."),
+                   help=f"E[I]·$/Mtok input + E[O]·$/Mtok output, for {I:,.0f} + {O:,.0f} tokens."),
             Metric("Bound", pt["bound"], help="The decode step's largest term (the equation below)."),
         ]
         if rps is not None:
@@ -318,7 +446,8 @@ else:
             r = found["replicas"] if ok_r else None
             items += [Metric("Replicas", f"{r['replicas']:,}" if ok_r else "—",
                              delta=(f"+ {r['prefill_replicas']:,} prefill" if ok_r and r["prefill_replicas"] else
-                                    f"for {rps:g} requests/s at ≤ {util:.0%}"), delta_color="off", delta_arrow="off"),
+                                    f"for {rps:g} {RU_LABELS[unit]} at ≤ {util:.0%}"), delta_color="off",
+                             delta_arrow="off"),
                       Metric("Chips in all", f"{r['chips']:,}" if ok_r else "—",
                              delta=f"{usd(r['usd_per_hour'])}/hour" if ok_r else "needs a feasible point",
                              delta_color="off", delta_arrow="off")]
@@ -356,6 +485,8 @@ else:
         for k, v in (("mfu", plan_dep.mfu), ("bwu", plan_dep.bw_util)):
             if v != 1.0:
                 q[k] = dials.REGISTRY.dials[k].fmt(v)
+        if predicted:
+            q[dials.ESTIMATE_KEY] = "predicted"
         q["v"] = str(dials.URL_VERSION)
         st.markdown(f"**[Open on the Batch page ↗](batch?{urlencode(q)})**")
 
@@ -366,7 +497,12 @@ else:
         s_link = assemble(hw0, model0, pt["weight_dtype"], pt["kv_dtype"], pt["compute_dtype"], c_link, b_link, t_link,
                           price=price, sparsity=ss.get("sp"), mfu=plan_dep.mfu, bw_util=plan_dep.bw_util,
                           mode=plan_dep.mode)[0]
-        there = decode_step(s_link, b_link, t_link)
+        if predicted:       # the Batch page's predicted metrics (ui/estimate.py: the fitted model, no prompts)
+            there = estimate.predict(s_link, b_link, t_link)
+            there_tps, there_usd = float(there.tokens_per_s_per_user), float(there.usd_per_mtok)
+        else:
+            there = decode_step(s_link, b_link, t_link)
+            there_tps, there_usd = float(there.tokens_per_s_per_user), float(there.usd_per_mtok)
         moved = []
         if b_link != pt["batch"]:
             moved.append(f"batch {pt['batch']:,} → {b_link:,}")
@@ -381,18 +517,36 @@ else:
             left_out.append("the communication term")
         st.caption((f"The Batch page's dials take set values ({'; '.join(moved)}). " if moved else "")
                    + f"It shows the decode step alone, without {' or '.join(left_out)}: "
-                   f"{number(float(there.tokens_per_s_per_user))} tokens/s per user, "
-                   f"{usd(float(there.usd_per_mtok))}/Mtok there.")
+                   + ("predicted " if predicted else "")
+                   + f"{number(there_tps)} tokens/s per user, {usd(there_usd)}/Mtok there.")
 
         # ------------------------------------------------ the binding term, with its numbers
-        latex(binding_term(s_pt, step, pt["batch"], pt["context"], pf, pt["layout"]), key="plan.binding")
-        terms = {"matmul": float(step.t_matmul_s), "attention": float(step.t_attn_s),
-                 "weights": float(step.t_weights_s), "kv": float(step.t_kv_s), "comm": float(step.t_comm_s),
-                 "hops": float(step.t_hops_s)}
-        title = f"Where its decode step goes: {seconds(float(step.t_step_s))}"
-        export.chart(step_breakdown(terms, plan_dep.mode, title), key="plan_breakdown")
+        if predicted:
+            e = eff_terms
+            latex(predicted_step(ev, e, pt["batch"], model.n_layers or 0, a / O if agg else 0.0), key="plan.binding")
+            title = f"Where its decode step goes (predicted): {seconds(ev['t_step_s'])}"
+            export.chart(fig_plan.predicted_breakdown({k: ev[k] for k in STEP_TERMS}, title), key="plan_breakdown")
+        else:
+            latex(binding_term(s_pt, step, pt["batch"], pt["context"], pf, pt["layout"]), key="plan.binding")
+            terms = {"matmul": float(step.t_matmul_s), "attention": float(step.t_attn_s),
+                     "weights": float(step.t_weights_s), "kv": float(step.t_kv_s), "comm": float(step.t_comm_s),
+                     "hops": float(step.t_hops_s)}
+            title = f"Where its decode step goes: {seconds(float(step.t_step_s))}"
+            export.chart(step_breakdown(terms, plan_dep.mode, title), key="plan_breakdown")
         eff = found["efficiency"]
-        if ideal:
+        if predicted:
+            cv = estimate.held_out()
+            lo, hi = cv.band
+            e = eff_terms
+            eff_text = (f"Planned on the **predicted** step: the efficiency model fitted to {fitted.n} published "
+                        f"measurements — HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at "
+                        f"{100 * e.compute:.3g} %, routed experts at {100 * e.expert:.3g} % of peak, and "
+                        f"{1e3 * e.prompt_layer_s:.3g} ms per layer of a step that carries prompt work "
+                        f"(docs/prediction.md). Held out five-fold it missed a measurement by a median of "
+                        f"{100 * cv.median_error:.3g} %; 8 in 10 measured costs per token lay between {lo:.2f}× and "
+                        f"{hi:.2f}× the predicted one (the band around the frontier). The communication and the "
+                        "prefill passes (TTFT) use the same efficiencies, but no published measurement tested them.")
+        elif ideal:
             eff_text = "Planned on the **ideal roofline** (MFU and HBM bandwidth utilisation 1): a lower bound on time."
         elif eff["source"] == "ideal":
             eff_text = ("Planned with the **sidebar's efficiencies**, both 1 — the ideal roofline; set them under "
@@ -400,15 +554,8 @@ else:
         else:
             eff_text = (f"Planned with the **sidebar's efficiencies**: MFU {eff['mfu']:g}, HBM bandwidth utilisation "
                         f"{eff['bw_util']:g}.")
-        if view.predicted:
-            # model/plan.py prices every configuration with one compute and one bandwidth efficiency; the fitted
-            # model's routed-expert efficiency and time per layer of a step with prompt work have no place there.
-            eff_text += (" The sidebar's Estimate says *predicted*, but the plan is searched on the roofline: the "
-                         "search takes one compute and one bandwidth efficiency (the Efficiency dials), not the "
-                         "fitted model's separate expert efficiency and prompt-step time, so *realistic* here means "
-                         "the Efficiency dials.")
-        st.caption(eff_text + f" {sidebar_dep.mode.capitalize()} roofline; list prices per chip-hour "
-                   f"({name}: {usd(hw_pt.price_usd_per_hour)}).")
+        st.caption(eff_text + ("" if predicted else f" {sidebar_dep.mode.capitalize()} roofline.")
+                   + f" List prices per chip-hour ({name}: {usd(hw_pt.price_usd_per_hour)}).")
 
     # ------------------------------------------------ every configuration, the frontier, the targets
     d = found["dots"]
@@ -418,12 +565,14 @@ else:
         chip_names=names, chip_colors=colors, frontier_x=found["frontier"]["x"], frontier_y=found["frontier"]["y"],
         frontier_text=found["frontier"]["text"], winner=(pt["tokens_per_s_per_user"], pt["usd_per_mtok"]),
         feasible=feasible, target_x=a / tpot, target_label=target_label, evaluated=found["evaluated"],
-        per_decade=found["per_decade"]),
+        per_decade=found["per_decade"], band=estimate.band() if predicted else None),
         key="plan_points")
     st.caption(f"{found['evaluated']:,} configurations of {model.name} over {len(hardware)} chip(s), searched in "
                f"{found['search_s'] * 1e3:,.0f} ms; {found['fit']:,} fit in HBM (the dots). Right of the dashed line "
                "the TPOT target is met; open dots miss the TTFT target. The frontier joins the configurations that "
-               "meet TTFT and that nothing beats on both speed and cost.")
+               "meet TTFT and that nothing beats on both speed and cost."
+               + (" Shaded: where 8 in 10 measured points of the frontier's configurations would lie, by the "
+                  "predicted model's held-out error; switch Efficiency to ideal for the bound." if predicted else ""))
 
     def row(i: int, t: dict) -> dict:
         out = {"#": i, "chip": short_name(hardware[t["hardware"]].name), "C": t["chips"],

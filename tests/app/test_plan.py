@@ -14,8 +14,9 @@ import pytest
 from numpy.testing import assert_allclose
 
 from model import Precision, System, decode_step, presets
+from model import calibrate as cal
 from model.cluster import layout_comm_time
-from model.plan import Traffic, plan, searchable_hardware
+from model.plan import Config, Traffic, evaluate, plan, searchable_hardware
 from model.roofline import chunked_prefill
 from tests.app.helpers import (
     V1,
@@ -34,8 +35,9 @@ from tests.app.helpers import (
     written,
 )
 from tests.ui.figures.checks import validate
+from ui import estimate
 from ui.equations import tex_time
-from ui.equations.plan import binding_term
+from ui.equations.plan import binding_term, predicted_step
 from ui.figures import plan as fig_plan
 from ui.format import number, seconds, usd
 from ui.state import dials
@@ -44,7 +46,9 @@ HW = presets.hardware_presets()
 pl_app = partial(clean_app, page="plan")
 POINTS = "Every configuration"
 # Three chips on the version-1 sidebar (H100 × Llama 3.1 70B): a search of a few seconds' worth of pages.
-THREE = {**V1, "pl_hw": "h100,mi355x,gb200", "pl_i": "3000", "pl_o": "300", "pl_ttft": "0.5", "pl_tpot": "30"}
+ROOF = {"pl_eff": "roofline"}     # plan on the roofline at the sidebar's Efficiency dials (1 on V1: the ideal)
+THREE = {**V1, **ROOF, "pl_hw": "h100,mi355x,gb200", "pl_i": "3000", "pl_o": "300", "pl_ttft": "0.5",
+         "pl_tpot": "30"}
 LINK = re.compile(r"\]\((batch\?[^)\s]+)\)")
 
 
@@ -128,7 +132,7 @@ def test_one_a100_by_hand():
     compute-bound with the prompts chunked in.  Per sequence and step: 2·Na·(1 + I/O) matmul FLOPs plus the
     prompt's causal attention 4·L·h·d·I(I−1)/2 spread over its O steps; the step without prompts is memory-bound,
     (W + B·kv(T))/bw with kv(T) = 2·L·kvh·d·1 B·T at fp8 and T = I + O/2 = 2,048."""
-    at = pl_app({**V1, "model": "llama-3.1-8b", "pl_hw": "a100", "pl_i": "1536", "pl_o": "1024"})
+    at = pl_app({**V1, **ROOF, "model": "llama-3.1-8b", "pl_hw": "a100", "pl_i": "1536", "pl_o": "1024"})
     m = metrics(at)
     assert m["Chips per replica"] == "1" and m["Mode"] == "aggregated" and m["Bound"] == "compute"
     B = int(m["Batch"].replace(",", ""))
@@ -180,6 +184,8 @@ def test_moving_the_inputs_writes_them_and_replans():
     ({"pl_hw": "h100,zz"}, "pl_hw"), ({"pl_hw": ","}, "pl_hw"), ({"pl_hw": "h100,,b200"}, "pl_hw"),
     ({"pl_rps": "-3"}, "pl_rps"), ({"pl_u": "1.5"}, "pl_u"), ({"pl_eff": "garbled"}, "pl_eff"),
     ({"pl_by": "<b>x</b>"}, "pl_by"), ({"model": "no-such-model"}, "model"),
+    ({"pl_mix": "1000"}, "pl_mix"), ({"pl_mix": "1000:200:-1"}, "pl_mix"), ({"pl_wd": "fp16"}, "pl_wd"),
+    ({"pl_kd": ""}, "pl_kd"), ({"pl_md": "both"}, "pl_md"), ({"pl_ru": "bytes"}, "pl_ru"),
 ])
 def test_bad_input_is_named_and_the_page_keeps_planning(query, name):
     at = pl_app({**V1, **query})
@@ -220,7 +226,7 @@ def test_every_searchable_chip_when_the_list_is_empty():
     ({"pl_hw": "a100,h100", "pl_i": "10000000"}, "hbm"),      # 10M tokens of KV: more than 8 chips' HBM hold
 ])
 def test_nothing_feasible_names_the_binding_target_and_shows_the_closest_point(query, binding):
-    at = pl_app({**V1, **query})
+    at = pl_app({**V1, **ROOF, **query})
     tpot = 1e-3 if binding == "tpot" else 0.05
     res = planned(at, ["a100", "h100"], float(query.get("pl_i", 2000)), 500, float(query.get("pl_ttft", 1.0)),
                   tpot if binding == "tpot" else 0.05)
@@ -250,7 +256,7 @@ def test_the_batch_link_opens_the_batch_page_on_the_winner():
     """Llama 3.1 70B on one H100, 2,000 prompt and 96 output tokens (T = 2,048): the winner's batch, context and C
     are the Batch page's own dial values, so the Batch page shows the card's $/Mtok output (the decode step
     without the prompts), and the caption's tokens/s per user."""
-    at = pl_app({**V1, "pl_hw": "h100", "pl_i": "2000", "pl_o": "96"})
+    at = pl_app({**V1, **ROOF, "pl_hw": "h100", "pl_i": "2000", "pl_o": "96"})
     q = link(at)
     m = metrics(at)
     assert (q["chip"], q["model"], q["c"], q["b"], q["ctx"]) == ("h100", "llama-3.1-70b", "1", "16", "2048")
@@ -283,8 +289,8 @@ def test_a_winner_off_the_batch_dials_is_rounded_and_says_so():
 
 
 def test_the_link_carries_the_sidebars_model_efficiencies_and_mode_and_a_custom_chip():
-    q = {**V1, "pl_hw": "custom", "xhw": "h100~bw:4e12~n:Fast H100", "mfu": "0.5", "bwu": "0.8", "mode": "per-phase",
-         "sp": "12"}
+    q = {**V1, **ROOF, "pl_hw": "custom", "xhw": "h100~bw:4e12~n:Fast H100", "mfu": "0.5", "bwu": "0.8",
+         "mode": "per-phase", "sp": "12"}
     at = pl_app(q)
     got = link(at)
     assert (got["chip"], got["xhw"], got["mfu"], got["bwu"], got["mode"], got["sp"]) == \
@@ -294,9 +300,11 @@ def test_the_link_carries_the_sidebars_model_efficiencies_and_mode_and_a_custom_
     assert "mfu" not in link(at) and "ideal roofline" in page_text(at, "caption")
 
 
-def test_realistic_plans_on_the_sidebars_efficiencies_and_says_so():
-    q = {**V1, "pl_hw": "h100,mi300x", "mfu": "0.5", "bwu": "0.7"}
+@pytest.mark.parametrize("word", ["roofline", "realistic"])     # realistic: what older links said for the dials
+def test_roofline_plans_on_the_sidebars_efficiencies_and_says_so(word):
+    q = {**V1, "pl_eff": word, "pl_hw": "h100,mi300x", "mfu": "0.5", "bwu": "0.7"}
     at = pl_app(q)
+    assert at.session_state["pl_eff"] == "roofline"
     assert "MFU 0.5, HBM bandwidth utilisation 0.7" in page_text(at, "caption")
     res = planned(at, ["h100", "mi300x"], 2000, 500, 1.0, 0.05)
     assert res.efficiency == {"source": "dials", "mfu": 0.5, "bw_util": 0.7}
@@ -319,10 +327,10 @@ def test_a_throughput_counts_replicas_and_chips():
 
 
 @pytest.mark.parametrize("query", [
-    {**V1, "pl_hw": "h100", "pl_i": "1536", "pl_o": "1024", "model": "llama-3.1-8b"},     # lecture: memory side
+    {**V1, **ROOF, "pl_hw": "h100", "pl_i": "1536", "pl_o": "1024", "model": "llama-3.1-8b"},  # lecture: memory
     {**THREE, "mode": "per-phase"},
-    {**V1, "pl_hw": "gb200", "model": "deepseek-v3", "pl_tpot": "10"},                   # experts' all-to-all
-    {**V1, "pl_hw": "h100", "model": "llama-3.1-8b", "pl_i": "2000", "pl_o": "96"},
+    {**V1, **ROOF, "pl_hw": "gb200", "model": "deepseek-v3", "pl_tpot": "10"},            # experts' all-to-all
+    {**V1, **ROOF, "pl_hw": "h100", "model": "llama-3.1-8b", "pl_i": "2000", "pl_o": "96"},
 ])
 def test_the_equation_is_the_winners_binding_term(query):
     """The equation ends with the step term that bounds the winner's step, as decode_step computes it."""
@@ -373,19 +381,88 @@ def test_the_figure_validates_against_plotlys_schema():
                              ["fp8 weights, fp8 KV"] * n, np.ones((n, len(fig_plan.CUSTOM))), chip_names=["A", "B"],
                              chip_colors=fig_plan.CHIP_COLORS, frontier_x=np.array([1.0, 10.0]),
                              frontier_y=np.array([0.5, 1.0]), frontier_text=["a", "b"], winner=(10.0, 1.0),
-                             feasible=True, target_x=20.0, target_label="TPOT ≤ 50 ms", evaluated=n, per_decade=6)
+                             feasible=True, target_x=20.0, target_label="TPOT ≤ 50 ms", evaluated=n, per_decade=6,
+                             band=(0.8, 1.4))
     validate(f.plotly)
+    b = next(t for t in f.spec_data if t.get("fill") == "toself")
+    assert_allclose(arr(b["x"]), [1 / 0.8, 10 / 0.8, 10 / 1.4, 1 / 1.4, 1 / 0.8])
+    assert_allclose(arr(b["y"]), [0.5 * 0.8, 0.8, 1.4, 0.5 * 1.4, 0.5 * 0.8])
+    terms = {"t_dense_s": 1e-3, "t_expert_s": 2e-3, "t_attn_s": 0.0, "t_weights_s": 4e-3, "t_kv_s": 1e-3,
+             "t_comm_s": 0.0, "t_fixed_s": 5e-4, "t_hops_s": 0.0}
+    bars = fig_plan.predicted_breakdown(terms, "step")
+    validate(bars.plotly)
+    got = {t["name"]: (t["y"][[x > 0 for x in t["x"]].index(True)], max(t["x"])) for t in bars.spec_data}
+    assert got == {"dense": ("compute", 1.0), "experts": ("compute", 2.0), "weights": ("memory", 4.0),
+                   "kv": ("memory", 1.0), "fixed": ("fixed", 0.5)}
     assert [t["name"] for t in f.spec_data if t.get("showlegend", True) and t["type"] == "scattergl"] == ["A", "B"]
 
 
-def test_the_predicted_estimate_is_not_what_the_plan_searches_and_it_says_so():
-    """model/plan.py takes one compute and one bandwidth efficiency: with the sidebar's Estimate at predicted,
-    the plan (and its numbers) stay those of the roofline at the Efficiency dials, and the card says so."""
-    base = pl_app({**V1, "pl_hw": "h100"})
-    at = pl_app({**V1, "pl_hw": "h100", "est": "predicted"})
-    assert metrics(at) == metrics(base)
+def test_predicted_is_the_default_and_is_plan_on_the_fitted_model():
+    """The default plans on the efficiency model fitted to the published measurements: the card, the frontier and
+    its held-out band, the equation (the winner's predicted step) and the link (est=predicted: the Batch page's
+    predicted metrics, which the caption quotes) all follow from `plan(..., efficiency=…)` called here."""
+    at = pl_app({**V1, "pl_hw": "h100,mi355x"})
+    assert at.session_state["pl_eff"] == "predicted" and "pl_eff" not in written(at)
+    fitted = cal.built_in_fit()
+    res = planned(at, ["h100", "mi355x"], 2000, 500, 1.0, 0.05, efficiency=fitted.efficiency)
+    assert res.efficiency["source"] == "predicted"
+    best = res.point(res.best)
+    m = metrics(at)
+    for k, v in card_of(best, 1.0, 0.05).items():
+        assert m[k] == v, (k, m[k], v)
+    ideal = planned(at, ["h100", "mi355x"], 2000, 500, 1.0, 0.05, ideal=True)
+    assert best["usd_per_request"] > ideal.point(ideal.best)["usd_per_request"]     # slower than the bound
+    # The frontier and its band: the frontier swept by r = predicted ÷ measured from lo to hi.
+    f = fig(at, POINTS)
+    fr = trace(f, "frontier")
+    fx = np.array([res.point(int(i))["tokens_per_s_per_user"] for i in res.frontier])
+    fy = np.array([res.point(int(i))["usd_per_mtok"] for i in res.frontier])
+    assert_allclose(arr(fr["x"]), fx)
+    lo, hi = estimate.band()
+    band = trace(f, "held-out error")
+    assert_allclose(arr(band["x"]), np.concatenate([fx / lo, (fx / hi)[::-1], fx[:1] / lo]))
+    assert_allclose(arr(band["y"]), np.concatenate([fy * lo, (fy * hi)[::-1], fy[:1] * lo]))
+    # The equation: the winner's predicted step, as evaluate computes it.
+    view = at.session_state["_view"]
+    cfg = Config(best["chips"], best["pipeline_stages"], best["batch"], best["weight_dtype"], best["kv_dtype"],
+                 best["mode"], best["prefill_chips"] // best["prefill_stages"], best["prefill_stages"],
+                 best["prefill_batch"])
+    ev = evaluate(view.system.model, HW[best["hardware"]], cfg, Traffic.single(2000, 500),
+                  deployment=view.system.deployment, efficiency=fitted.efficiency)
+    assert ev["t_step_s"] == pytest.approx(best["t_step_s"], rel=1e-12)
+    lam = 1 / 500 if best["mode"] == "aggregated" else 0.0
+    assert latex(at)[0].value == predicted_step(ev, fitted.efficiency, best["batch"], view.system.model.n_layers, lam)
     text = page_text(at, "caption")
-    assert "The sidebar's Estimate says *predicted*, but the plan is searched on the roofline" in text
-    assert "Estimate says" not in page_text(base, "caption")
-    # the link to the Batch page does not carry the estimate: its caption's numbers are the roofline's there
-    assert "est=" not in next(m.value for m in at.markdown if "Open on the Batch page" in m.value)
+    assert f"fitted to {fitted.n} published measurements" in text and "Shaded: where 8 in 10" in text
+    # The link opens the Batch page on the predicted estimate; the caption quotes its predicted metrics.
+    q = link(at)
+    assert q["est"] == "predicted"
+    there = _batch_metrics(q)
+    speed = next(v for k, v in there.items() if k.startswith("Predicted speed per user"))
+    cost = next(v for k, v in there.items() if k.startswith("Predicted cost"))
+    assert f"predicted {speed} tokens/s per user, {cost}/Mtok there" in text
+
+
+def test_a_mix_a_token_throughput_and_the_search_space_from_the_url():
+    q = {"pl_hw": "h100,b200", "pl_mix": "1000:200:0.7,8000:1000:0.3", "pl_rps": "20000", "pl_ru": "tokens",
+         "pl_wd": "bf16,fp8", "pl_kd": "fp8", "pl_md": "aggregated", "pl_eff": "ideal"}
+    at = pl_app({**V1, **q})
+    assert_clean(at)
+    assert written(at) == q
+    mix = Traffic.mix([(1000, 200, 0.7), (8000, 1000, 0.3)])
+    view = at.session_state["_view"]
+    res = plan(view.system.model, {k: HW[k] for k in ("h100", "b200")}, mix, ttft_s=1.0, tpot_s=0.05,
+               throughput=20000, throughput_unit="tokens", deployment=view.system.deployment, ideal=True,
+               weight_dtypes=("bf16", "fp8"), kv_dtypes=("fp8",), modes=("aggregated",))
+    best = res.point(res.best)
+    m = metrics(at)
+    assert (m["Precision"].split(" / ")[0] in ("bf16", "fp8")) and m["Precision"].endswith("/ fp8")
+    assert m["Mode"] == "aggregated" and m["$ per request"] == usd(best["usd_per_request"])
+    assert m["Replicas"] == f"{res.replicas()['replicas']:,}"
+    assert at.number_input(key="pl_i").disabled and at.number_input(key="pl_o").disabled
+    # Typing a mix in another form writes it back in one form; emptying the dtype list searches them all.
+    at.text_input(key="pl_mix").set_value("1000:200").run()
+    assert at.session_state["pl_mix"] == "1000:200:1"
+    at.multiselect(key="pl_kd").set_value([]).run()
+    assert any("No KV formats chosen" in i.value for i in at.info)
+    assert len(charts(at)) == 2

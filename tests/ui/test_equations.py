@@ -337,3 +337,23 @@ def test_page_walkthrough_and_deck_show_the_same_equation(v1_view, page, step, p
     built = list(next(s for s in wk.STEPS if s.key == step).build(v1_view).latex)
     assert on_slide == in_deck == built
     assert all(tex in in_deck for tex in shown), (shown, in_deck)
+
+
+def test_plan_predicted_step_by_hand():
+    """The fitted step of 64 sequences: dense 2.5 ms and attention 0.625 ms at peak ÷ η_c = 0.25 → 12.5 ms of
+    compute against 8 ms of memory; 10 layers × 0.1 ms × (1 − e^(−64 × 0.01)) = 0.473 ms of fixed time."""
+    import math
+
+    from model.calibrate import Efficiency
+    from ui.equations.plan import predicted_step
+
+    fixed = 10 * 1e-4 * -math.expm1(-0.64)
+    ev = {"t_dense_s": 10e-3, "t_expert_s": 0.0, "t_attn_s": 2.5e-3, "t_weights_s": 6e-3, "t_kv_s": 2e-3,
+          "t_comm_s": 0.0, "t_fixed_s": fixed, "t_hops_s": 0.0, "t_step_s": 12.5e-3 + fixed, "bound": "compute"}
+    tex = predicted_step(ev, Efficiency(bandwidth=0.5, compute=0.25, prompt_layer_s=1e-4), 64, 10, 0.01)
+    assert r"\max(12.5\,\text{ms},\ 8\,\text{ms},\ 0\,\text{s}) + 0.473\,\text{ms} = 13\,\text{ms}" in tex
+    assert r"\frac{2.5\,\text{ms}}{0.25} + \frac{0.625\,\text{ms}}{0.25} = 12.5\,\text{ms}" in tex
+    assert r"10 \times 0.1\,\text{ms} \times \big(1 - e^{-64 \times 0.01}\big) = 0.473\,\text{ms}" in tex
+    ev_mem = {**ev, "bound": "weights", "t_fixed_s": 0.0}
+    tex = predicted_step(ev_mem, Efficiency(bandwidth=0.5, compute=0.25), 64, 10, 0.0)
+    assert r"\frac{3\,\text{ms} + 1\,\text{ms}}{0.5} = 8\,\text{ms}" in tex and "t_{fixed}" not in tex

@@ -94,3 +94,40 @@ def binding_term(s: System, step: StepResult, batch: float, context: float, pref
     return _rows("t_{comm}", formula, rf"\frac{{{tex_int(n)} \times {tex_num(per_tok, 'B')}}}{{{Ct}}} \times "
                  rf"\frac{{{share}}}{{{Ct}}} \times \frac{{1}}{{{tex_num(link, 'B/s')}}}", t,
                  r"\text{the experts' all-to-all}")
+
+
+def predicted_step(ev: dict, eff, batch: float, layers: float, prompt_rate: float) -> str:
+    """The winner's step on the fitted efficiency model (model.plan.evaluate with an efficiency: its terms):
+    the step as max(compute, memory, comm) + fixed time with its numbers, then the binding side's sum with
+    each peak-rate time divided by its fitted efficiency, and the fixed time per layer of a step with prompt
+    work when there is one (`prompt_rate` λ new prompts per sequence per step, 0 when disaggregated)."""
+    compute = ev["t_dense_s"] + ev["t_expert_s"] + ev["t_attn_s"]
+    memory = ev["t_weights_s"] + ev["t_kv_s"]
+    comm, fixed, hops = ev["t_comm_s"], ev["t_fixed_s"], ev["t_hops_s"]
+    tail_sym = (r" + t_{fixed}" if fixed > 0 else "") + (r" + t_{hops}" if hops > 0 else "")
+    tail_num = (rf" + {tex_time(fixed)}" if fixed > 0 else "") + (rf" + {tex_time(hops)}" if hops > 0 else "")
+    rows = [rf"t_{{step}} &= \max(t_{{compute}},\ t_{{memory}},\ t_{{comm}}){tail_sym}",
+            rf"&= \max({tex_time(compute)},\ {tex_time(memory)},\ {tex_time(comm)}){tail_num} = "
+            rf"{tex_time(ev['t_step_s'])}"]
+    bound = ev["bound"]
+    if bound == "compute":
+        parts = [(ev["t_dense_s"], eff.compute, r"\eta_c", "dense"),
+                 (ev["t_expert_s"], eff.expert, r"\eta_e", "expert"),
+                 (ev["t_attn_s"], eff.compute, r"\eta_c", "attn")]
+        parts = [p for p in parts if p[0] > 0]
+        rows.append(r"t_{compute} &= " + " + ".join(rf"\frac{{t^{{peak}}_{{{n}}}}}{{{sym}}}" for _, _, sym, n in parts))
+        rows.append("&= " + " + ".join(rf"\frac{{{tex_time(t * e)}}}{{{e:.3g}}}" for t, e, _, _ in parts)
+                    + rf" = {tex_time(compute)}")
+    elif bound in ("weights", "kv"):
+        rows.append(r"t_{memory} &= \frac{t^{peak}_{weights} + t^{peak}_{kv}}{\eta_{bw}}")
+        rows.append(rf"&= \frac{{{tex_time(ev['t_weights_s'] * eff.bandwidth)} + "
+                    rf"{tex_time(ev['t_kv_s'] * eff.bandwidth)}}}{{{eff.bandwidth:.3g}}} = {tex_time(memory)}")
+    else:
+        rows.append(rf"t_{{comm}} &= {tex_time(comm)}\ \text{{(the layout's collectives, at peak link rates)}}")
+    if fixed > 0 and eff.prompt_layer_s > 0 and prompt_rate > 0:
+        rows.append(r"t_{fixed} &= L\,t_{\ell p}\,\big(1 - e^{-B\lambda}\big)")
+        rows.append(rf"&= {layers:g} \times {tex_time(eff.prompt_layer_s)} \times \big(1 - e^{{-{tex_int(batch)} "
+                    rf"\times {prompt_rate:.3g}}}\big) = {tex_time(fixed)}")
+        rows.append(r"&\phantom{=}\ \lambda = a/O\text{: new prompts per sequence per step}")
+    rows.append(r"&\phantom{=}\ \text{peak-rate times} \div \text{fitted efficiencies}")
+    return r"\begin{aligned}" + r" \\ ".join(rows) + STRUT + r"\end{aligned}"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ui.figures.batch import BREAKDOWN_HEIGHT, BREAKDOWN_MARGIN_B, FONT_SIZE, TERM_COLORS
 from ui.figures.plot import NARROW_BELOW_PX, NARROW_META, Spec, SpecFigure, axis, base_layout, decades_if_wide
 
 DOTS_PER_CHIP_DECADE = 24       # thinning grid: cells per power of ten ≈ this / √chips (4 … 12)
@@ -21,6 +22,17 @@ CHIP_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
                "#e6550d", "#31a354")
 FRONTIER_COLOR = "#111111"
+BAND_COLOR = "rgba(117, 80, 186, 0.16)"      # the held-out error band (the predicted curves' purple, ui/figures/batch)
+BAND_NAME = "held-out error: 8 in 10 measurements"
+# The fitted model's step terms (model.plan.STEP_TERMS) and the side of the step each adds to.
+PREDICTED_TERMS = {"dense": ("t_dense_s", "compute", TERM_COLORS["matmul"]),
+                   "experts": ("t_expert_s", "compute", "#72B7B2"),
+                   "attention": ("t_attn_s", "compute", TERM_COLORS["attention"]),
+                   "weights": ("t_weights_s", "memory", TERM_COLORS["weights"]),
+                   "kv": ("t_kv_s", "memory", TERM_COLORS["kv"]),
+                   "comm": ("t_comm_s", "communication", TERM_COLORS["comm"]),
+                   "fixed": ("t_fixed_s", "fixed", "#9D9D9D"),
+                   "hops": ("t_hops_s", "fixed", TERM_COLORS["hops"])}
 TARGET_COLOR = "#444444"
 WINNER_MARKER = {"size": 20, "color": "#FFD23F", "line": {"width": 3, "color": "#111111"}}
 CLOSEST_MARKER = {"size": 20, "color": "#FFFFFF", "line": {"width": 3, "color": "#D62728"}}
@@ -97,6 +109,7 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
                 chip_colors: Sequence[str], frontier_x: np.ndarray, frontier_y: np.ndarray,
                 frontier_text: Sequence[str], winner: tuple[float, float], feasible: bool,
                 target_x: float, target_label: str, evaluated: int, per_decade: int,
+                band: tuple[float, float] | None = None,
                 title: str = "Every configuration searched: speed per user against cost") -> SpecFigure:
     """The search as one chart (module docstring): dots (`x` tokens/s per user, `y` $/Mtok, one per
     thinned configuration) in one WebGL trace per chip × serving mode × TTFT verdict (filled: meets
@@ -104,7 +117,10 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
     `precision` is each dot's "weights/KV" text and `custom` its CUSTOM columns (hover); the frontier
     (`frontier_x` ascending) as a line with `frontier_text` as hover; the TPOT target as a dashed vertical
     line at `target_x` with `target_label`; the winner (or, not `feasible`, the closest point) as a dot.
-    `evaluated` (configurations searched) and `per_decade` (the thinning grid) go in the title's second line."""
+    `evaluated` (configurations searched) and `per_decade` (the thinning grid) go in the title's second line.
+    `band` (lo, hi): the predicted frontier's held-out error — a measured point of a frontier configuration
+    lies at (x ÷ r, y × r) for a ratio r = predicted ÷ measured, 8 in 10 of them with r in [lo, hi] — drawn
+    as the area the frontier sweeps between r = lo and r = hi."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     chip, mode, ok = np.asarray(chip), np.asarray(mode), np.asarray(meets_ttft, bool)
     text = np.asarray(precision, dtype=object)
@@ -126,6 +142,13 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
                            hovertemplate=_hover(name, m, meets))
                 shown = True
     fx, fy = np.asarray(frontier_x, float), np.asarray(frontier_y, float)
+    band_x = band_y = np.array([])
+    if band is not None and fx.size:
+        lo, hi = band
+        band_x = np.concatenate([fx / lo, (fx / hi)[::-1], fx[:1] / lo])
+        band_y = np.concatenate([fy * lo, (fy * hi)[::-1], fy[:1] * lo])
+        spec.scatter(x=band_x, y=band_y, mode="lines", fill="toself", fillcolor=BAND_COLOR, line={"width": 0},
+                     name=f"{BAND_NAME} ({lo:.2f}–{hi:.2f}× the predicted cost)", hoverinfo="skip")
     spec.scatter(x=fx, y=fy, mode="lines+markers", name="frontier (meets TTFT; nothing both faster and cheaper)",
                  line={"color": FRONTIER_COLOR, "width": 2.5}, marker={"size": 5, "color": FRONTIER_COLOR},
                  text=list(frontier_text), hovertemplate="<b>frontier</b>: %{text}<br>%{x:.3~s} tokens/s per user · "
@@ -139,8 +162,8 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
     # Set ranges (the dots' extent, the winner and the target line): a move that only moves the target or the
     # winner then redraws two shapes, not the WebGL dots (a new range, or a trace keeping room for the winner's
     # dot, would make plotly redraw every dot).
-    x_range = log_range(x, fx, [winner[0], target_x])
-    y_range = log_range(y, fy, [winner[1]])
+    x_range = log_range(x, fx, band_x, [winner[0], target_x])
+    y_range = log_range(y, fy, band_y, [winner[1]])
     name = "cheapest that meets both targets" if feasible else "closest point (not feasible)"
     spec.now_point(winner[0], winner[1], name=name, marker=WINNER_MARKER if feasible else CLOSEST_MARKER,
                    ranges=(x_range, y_range))
@@ -157,4 +180,25 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
         "height": 900, "margin": {"l": 60, "r": 12, "t": 70, "b": 20}, "legend": {"y": -0.12},
         "title": {"text": f"Speed against cost<br><sup>{evaluated:,} configurations, thinned</sup>",
                   "font": {"size": 15}}}}}
+    return spec.figure()
+
+
+def predicted_breakdown(terms: dict[str, float], title: str) -> SpecFigure:
+    """The fitted model's step as stacked horizontal bars [ms] (`terms`: model.plan.STEP_TERMS): the compute side
+    (dense, experts, attention), the memory side (weights, KV), the communication and the fixed time (per layer
+    of a step with prompt work, and pipeline hops).  The step is max of the first three + the fixed row."""
+    rows = ["compute", "memory", "communication", "fixed"]
+    spec = Spec()
+    for name, (key, row, color) in PREDICTED_TERMS.items():
+        v = float(terms.get(key, 0.0)) * 1e3
+        if v <= 0:
+            continue
+        spec.trace("bar", y=rows, x=[v if r == row else 0.0 for r in rows], name=name, orientation="h",
+                   marker={"color": color}, hovertemplate=f"{name}: %{{x:.4g}} ms<extra></extra>")
+    legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left",
+              "x": 0.0, "font": {"size": FONT_SIZE - 3}}
+    spec.layout = base_layout(title, height=BREAKDOWN_HEIGHT, barmode="stack", hovermode="closest", legend=legend,
+                              margin={"l": 100, "r": 30, "t": 60, "b": BREAKDOWN_MARGIN_B},
+                              xaxis=axis("time per step [ms]", log=False),
+                              yaxis={"type": "category", "autorange": "reversed", "tickfont": {"size": FONT_SIZE - 3}})
     return spec.figure()
