@@ -53,31 +53,84 @@ def _segments(x: np.ndarray, labels: np.ndarray) -> list[tuple[float, float, str
     return out
 
 
-def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1, labelled: bool = True) -> None:
-    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once; not at all
-    with `labelled=False`, e.g. the second of two panels shaded alike).
+class TopRows:
+    """Rows of labels along the top of a plot with a log x axis from 10**lo to 10**hi: each label goes in the
+    first row where it clears every label already placed there (row 0 at the top, each further row ROW_PX
+    lower: pixels, so that rows keep apart on a short chart too).  A label's width is estimated from its
+    characters (CHAR_SPAN of the axis each): the widths are known only in the browser, so the estimate is a
+    phone's, where a label takes the largest share of the plot."""
 
-    Labels of narrow neighbouring regions would print over each other; a label that would come within
-    about a label's width (LABEL_SPAN of the log axis) of one already placed goes one row lower."""
+    def __init__(self, lo: float, hi: float) -> None:
+        self.lo, self.hi = float(lo), float(hi)
+        self.rows: list[list[tuple[float, float]]] = []
+
+    @classmethod
+    def over(cls, x: np.ndarray) -> TopRows:
+        """Rows over the positive values of x (log10 of its ends)."""
+        xs = np.asarray(x, float)
+        xs = xs[np.isfinite(xs) & (xs > 0)]
+        if not xs.size or xs.max() <= xs.min():
+            return cls(0.0, 1.0)
+        return cls(float(np.log10(xs.min())), float(np.log10(xs.max())))
+
+    def width(self, text: str) -> float:
+        """A label's estimated width in log10 units of the axis."""
+        return len(text) * CHAR_SPAN * max(self.hi - self.lo, 1e-9)
+
+    def place(self, x0: float, x1: float) -> int:
+        """The first row where the span [x0, x1] (log10 units) overlaps no label placed there; taken."""
+        for row, spans in enumerate(self.rows):
+            if all(x1 <= a or x0 >= b for a, b in spans):
+                spans.append((x0, x1))
+                return row
+        self.rows.append([(x0, x1)])
+        return len(self.rows) - 1
+
+    def centred(self, centre: float, text: str) -> tuple[float, str, int]:
+        """A label centred at log10 x `centre`, moved inside the axis when it would run past an end:
+        (its log10 x, its xanchor, its row)."""
+        w = self.width(text)
+        # Anchored a hair inside an end: plotly hides an annotation whose anchor falls outside the axis range,
+        # and its own log10 of the end can differ from numpy's in the last digit.
+        inset = EDGE_INSET * (self.hi - self.lo)
+        x, anchor, x0 = centre, "center", centre - w / 2
+        if centre + w / 2 > self.hi:
+            x, anchor, x0 = self.hi - inset, "right", self.hi - w
+        elif centre - w / 2 < self.lo:
+            x, anchor, x0 = self.lo + inset, "left", self.lo
+        return x, anchor, self.place(x0, x0 + w)
+
+    @staticmethod
+    def shift(row: int) -> int:
+        """The top of row `row`: px below the top of the plot."""
+        return -ROW_PX * row
+
+
+CHAR_SPAN = 0.02   # a label character's width as a share of the axis: 11 px type on a phone's ~300 px plot
+ROW_PX = 22        # one row of labels: a line of 14 px type and its padding
+EDGE_INSET = 1e-6  # a share of the axis: how far inside an end a label anchored there sits
+
+
+def shade_bounds(spec: Spec, x: np.ndarray, bound: np.ndarray, *, axis: int = 1, labelled: bool = True,
+                 rows: TopRows | None = None) -> TopRows:
+    """Shade the x-ranges by which term bounds the step (one rectangle per run, labelled once at the top; not at
+    all with `labelled=False`, e.g. the second of two panels shaded alike).
+
+    Labels of narrow neighbouring regions would print over each other: each label goes in the first row of
+    `rows` (new rows over x if None) where it clears those already placed.  Returns the rows, for the labels
+    that join them (`vline(..., rows=...)`)."""
     seen = set()
-    xs = np.asarray(x, float)
-    span = float(np.log10(xs.max() / xs.min())) if xs.size and xs.min() > 0 and xs.max() > xs.min() else 1.0
-    placed: list[tuple[float, int]] = []          # (log10 centre, row) of each label
+    rows = rows if rows is not None else TopRows.over(x)
     for x0, x1, b in _segments(x, bound):
         color = BOUND_COLORS.get(b, GREY)
         spec.vrect(x0, x1, color=color, axis=axis)
         if labelled and b not in seen:
             seen.add(b)
-            centre = float(np.log10(np.sqrt(x0 * x1)))
-            row = 0
-            while any(r == row and abs(c - centre) < LABEL_SPAN * span for c, r in placed):
-                row += 1
-            placed.append((centre, row))
-            spec.label(10 ** centre, 1.0 - 0.075 * row, BOUND_LABELS.get(b, b), axis=axis, yanchor="top",
+            text = BOUND_LABELS.get(b, b)
+            at, anchor, row = rows.centred(float(np.log10(np.sqrt(x0 * x1))), text)
+            spec.label(10 ** at, 1.0, text, axis=axis, xanchor=anchor, yanchor="top", yshift=TopRows.shift(row),
                        font={"size": FONT_SIZE - 3, "color": color})
-
-
-LABEL_SPAN = 0.3   # a region label's width as a share of the axis (about 15 characters on a half-width chart)
+    return rows
 
 
 def split_fit(y: np.ndarray, fits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,18 +198,24 @@ B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): d
 
 
 def vline(spec: Spec, x: float | None, text: str | None, color: str = "#333", *, dash: str = "dash", axis: int = 1,
-          position: str = "top", side: str = "right") -> None:
+          position: str = "top", side: str = "right", rows: TopRows | None = None) -> None:
     """A vertical line at x with its label near the top (or bottom) of the plot, on the line's `side` (no label
     if `text` is None); nothing if x is not finite.  Plotly widens an autoranged axis to fit a data-anchored label, so a
-    line near the axis end should carry its label on its left (see `label_side`)."""
+    line near the axis end should carry its label on its left (see `label_side`).  `rows`: the top labels already
+    placed (`shade_bounds`' region names): a label at the top goes in the first row where it clears them."""
     if x is None or not np.isfinite(x) or x <= 0:
         return
     spec.vline(x, color=color, dash=dash, axis=axis)
     if text is None:
         return
-    spec.label(x, 0.97 if position == "top" else 0.06, text, axis=axis,
-               xanchor="left" if side == "right" else "right", xshift=4 if side == "right" else -4,
-               font={"size": FONT_SIZE - 3, "color": color}, bgcolor="rgba(255,255,255,0.7)")
+    at = {"y": 0.97 if position == "top" else 0.06}
+    if position == "top" and rows is not None:
+        lx, w = float(np.log10(x)), rows.width(text)
+        row = rows.place(lx, lx + w) if side == "right" else rows.place(lx - w, lx)
+        at = {"y": 1.0, "yanchor": "top", "yshift": TopRows.shift(row)}
+    spec.label(x, at.pop("y"), text, axis=axis, xanchor="left" if side == "right" else "right",
+               xshift=4 if side == "right" else -4, font={"size": FONT_SIZE - 3, "color": color},
+               bgcolor="rgba(255,255,255,0.7)", **at)
 
 
 def label_side(x: float, x_min: float, x_max: float) -> str:
@@ -179,7 +238,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     `predicted`: a predicted curve with its error band, drawn beside the main curve; `dot_on_predicted`: the
     current batch's dot (at `y_now`) sits on it."""
     spec = Spec()
-    shade_bounds(spec, batch, bound)
+    rows = shade_bounds(spec, batch, bound)
     for nm, yy, color in extra:
         spec.scatter(x=batch, y=yy, name=nm, mode="lines", line={"dash": "dot", "width": 2, "color": color},
                      hovertemplate=f"%{{y:.4g}} {unit}<extra>{nm}</extra>")
@@ -187,13 +246,18 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
         prediction_traces(spec, batch, predicted, unit=unit)
     fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}", legendrank=1)
     on = predicted.y if predicted is not None and dot_on_predicted else y
-    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=on)
+    # The batch axis spans the grid exactly: autoranged, plotly pads it for the room markers and widens it for a
+    # region's name near an end (the axis ran to 100k past a grid ending at 65,536).  The dot is anchored in the
+    # x domain, so it stays whole at either end.
+    lo, hi = float(np.min(batch)), float(np.max(batch))
+    x_range = [float(np.log10(lo)), float(np.log10(hi))]
+    spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=on,
+                   ranges=(x_range, None))
     both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)
             and not (b_star is not None and np.isclose(b_star, b_star_no_kv)))
-    lo, hi = float(np.min(batch)), float(np.max(batch))
     if b_star is not None and np.isfinite(b_star):
         vline(spec, b_star, f"B*(T) = {b_star:,.0f}" if both else f"B* = {b_star:,.0f}",
-              side=label_side(b_star, lo, hi))
+              side=label_side(b_star, lo, hi), rows=rows)
     if both:
         vline(spec, b_star_no_kv, f"B* = {b_star_no_kv:,.0f} (KV ignored)", color=B_STAR_NO_KV_COLOR,
               dash="dot", position="bottom", side=label_side(b_star_no_kv, lo, hi))
@@ -203,7 +267,7 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
     # turn upright and push the axis title down onto a legend placed at a fraction of the plot height.
     legend = {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "xanchor": "left", "x": 0.0,
               "font": {"size": FONT_SIZE - 3}}
-    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", **COUNT_DECADES),
+    spec.layout = base_layout(title, xaxis=axis("batch B (sequences per step)", range=x_range, **COUNT_DECADES),
                               yaxis=axis(y_title, **y_ticks), legend=legend,
                               margin={"l": 80, "r": 30, "t": 60, "b": CURVE_MARGIN_B})
     return spec.figure()

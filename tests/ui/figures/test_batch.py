@@ -1,11 +1,15 @@
 """ui/figures/batch.py builders as pure functions (no Streamlit)."""
 
 import numpy as np
+import pytest
 
-from model import decode_step, system_balance_batch
+from model import Deployment, Precision, System, decode_step, presets, system_balance_batch
 from tests.ui.figures.checks import validate
+from tests.ui.figures.label_boxes import boxes, overlaps
+from ui.elements.export import dot_value
 from ui.figures import batch as figures
 from ui.figures.plot import FONT_SIZE
+from ui.state.dials import BATCH_OPTIONS
 
 
 def test_segments_split_runs_at_geometric_midpoints():
@@ -35,7 +39,9 @@ def test_curve_vs_batch_marks_b_star_current_batch_and_fit(sys70):
     legend = next(t for t in fig.data if t.name == "B = 64")
     assert list(legend.x) == [None] and legend.marker.color == figures.NOW_MARKER["color"]
     dot = [s for s in fig.layout.shapes if s.name == "now"]
-    assert len(dot) == 1 and (dot[0].xanchor, dot[0].yanchor) == (64.0, 1.0)
+    # x anchored in the x domain (the batch axis has a set range, so a dot at either end stays whole).
+    assert len(dot) == 1 and dot[0].xref == "x domain" and dot[0].yref == "y"
+    assert (dot_value(fig.layout, dot[0].xref, dot[0].xanchor), dot[0].yanchor) == (64.0, 1.0)
     assert dot[0].xsizemode == dot[0].ysizemode == "pixel" and dot[0].fillcolor == figures.NOW_MARKER["color"]
     # the path: a circle of radius 8 px around the anchor (Bézier quarters start at (8, 0), (0, 8), …)
     assert dot[0].path.startswith("M8.0,0 C") and " 0,8.0 " in dot[0].path and " -8.0,0 " in dot[0].path
@@ -120,3 +126,41 @@ def test_curve_vs_batch_draws_a_predicted_curve_and_its_band_beside_the_ideal(sy
     plain = figures.curve_vs_batch(grid, y, r.fits, r.bound, name="t", unit="ms", title="t", y_title="[ms]",
                                    b_star=None, b_now=64.0, y_now=1.0)
     assert not {figures.PREDICTED_NAME, figures.BAND_NAME} & {t.name for t in plain.data}
+
+
+# ---- the batch charts at the page's defaults: the axis ends at the grid, the labels at the top clear each other
+
+@pytest.fixture
+def defaults():
+    """The Batch page at today's defaults: GB200 NVL72 (C = 72) × DeepSeek-V3 at fp8, T = 2k, B = 4096, where
+    B*(T) ≈ 14,448 stands between the KV-fetch-bound and compute-bound regions near the axis's right end."""
+    s = System(presets.get("hardware", "gb200"), presets.get("model", "deepseek-v3"),
+               Precision(weights="fp8", kv="fp8", compute="fp8"), Deployment(chips=72))
+    grid = np.unique(np.concatenate([np.geomspace(1, 65536, 97), BATCH_OPTIONS, [4096]]))   # as views/batch.py
+    r = decode_step(s, grid, 2048)
+    i = int(np.searchsorted(grid, 4096))
+    return figures.curve_vs_batch(grid, r.t_step_s * 1e3, r.fits, r.bound, name="ideal roofline", unit="ms",
+                                  title="Latency per token against batch", y_title="time per step [ms]",
+                                  b_star=float(system_balance_batch(s, 2048)), b_now=4096.0,
+                                  y_now=float(r.t_step_s[i] * 1e3), b_star_no_kv=float(system_balance_batch(s, 0)))
+
+
+def test_the_batch_axis_ends_where_the_grid_does(defaults):
+    """The axis spans the grid, 1 … 65,536: autoranged, plotly padded it for the dot's room markers and widened
+    it for "compute-bound" near the right end, to past 100k.  The dot, anchored in the x domain, is still at B."""
+    assert list(defaults.layout.xaxis.range) == pytest.approx([0.0, np.log10(65536)])
+    dot = next(s for s in defaults.layout.shapes if s.name == "now")
+    assert dot_value(defaults.layout, dot.xref, dot.xanchor) == 4096.0
+    # A label anchored at the axis's end lies inside it (plotly hides one anchored past the end).
+    lo, hi = defaults.layout.xaxis.range
+    assert all(lo <= a.x <= hi for a in defaults.layout.annotations if a.xref == "x")
+
+
+def test_region_names_and_b_star_labels_clear_each_other_at_the_defaults(defaults):
+    """"KV-fetch-bound", "B*(T) = 14,448" and "compute-bound" crowded the top of the chart: each is in a row of
+    its own where it would meet another (label_boxes: a phone's widths)."""
+    plot_px = 540 - 60 - figures.CURVE_MARGIN_B
+    bxs = boxes(defaults, defaults.layout.xaxis.range, None, plot_px)
+    assert {"KV-fetch-bound", "compute-bound", "weight-fetch-bound", "B*(T) = 14,448",
+            "B* = 5,667 (KV ignored)"} <= set(bxs)
+    assert overlaps(bxs) == []
