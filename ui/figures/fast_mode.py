@@ -7,7 +7,16 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.batch import BOUND_COLORS, GREY, Prediction, prediction_traces, shade_bounds, split_fit, vline
+from ui.figures.batch import (
+    BOUND_COLORS,
+    GREY,
+    Prediction,
+    label_side,
+    prediction_traces,
+    shade_bounds,
+    split_fit,
+    vline,
+)
 from ui.figures.plot import (
     COUNT_DECADES,
     FONT_SIZE,
@@ -136,7 +145,7 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
     # The bound regions' names and B*'s label on the latency panel only: the cost panel beside (or under) it
     # is shaded alike.  A third of the figure's annotations, each of which plotly draws twice per redraw
     # (bench/profile_move.py, sidebar Context, 4 rounds of 12 moves: last chart p50 136 → 126 ms).
-    shade_bounds(spec, batch, bound, axis=col, labelled=first)
+    rows = shade_bounds(spec, batch, bound, axis=col, labelled=first)
     if reference is not None:
         ref_y = np.asarray(reference[1] if first else reference[2], float) * scale
         spec.scatter(x=batch, y=ref_y, mode="lines", name=reference[0], legendgroup="ref",
@@ -179,7 +188,10 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
                    y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},
                    bgcolor="rgba(255,255,255,0.8)")
     if _finite_pos(b_star):
-        vline(spec, b_star, f"B* = {b_star:,.0f}" if first else None, axis=col, position="bottom")
+        # B*'s label at the top, in a row clear of the regions' names: at the bottom it lay on the latency floor's
+        # label whenever B* stood over it (the floor's label runs along the bottom right, under the floor).
+        vline(spec, b_star, f"B* = {b_star:,.0f}" if first else None, axis=col, rows=rows,
+              side=label_side(b_star, float(batch.min()), float(batch.max())))
     if first and _finite_pos(floor_s):
         _floor(spec, col, floor_s * 1e3, f"latency floor W/(C·bw) = {floor_s * 1e3:.3g} ms", BOUND_COLORS["weights"])
     if not first and _finite_pos(cost_floor):

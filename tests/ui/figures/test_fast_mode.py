@@ -9,6 +9,7 @@ import pytest
 from model import decode_step, system_balance_batch
 from model.economics import fast_mode_batches
 from tests.ui.figures.checks import validate, vline_xs
+from tests.ui.figures.label_boxes import boxes, overlaps
 from ui.figures import fast_mode as ffm
 from ui.figures import plot
 from ui.figures.batch import Prediction
@@ -246,3 +247,28 @@ def test_a_prediction_on_both_panels_with_room_on_the_axes(setup):
     # the explicit y ranges hold the band's top (log10 of the largest value)
     assert fig.layout.yaxis.range[1] >= np.log10(np.nanmax(9 * t * 1e3))
     assert fig.layout.yaxis2.range[1] >= np.log10(np.nanmax(9 * usd))
+
+
+def test_b_star_label_clears_the_latency_floor_label_at_the_defaults():
+    """The page's defaults (GB200 NVL72 × DeepSeek-V3 at fp8, T = 2k, a 2.5× speed for 6× the price): B* ≈
+    14,448 stands over the latency floor's label, which runs along the bottom right under the floor.  B*'s label
+    (once at the bottom, on the floor's) is in a top row clear of the regions' names; no two of the latency
+    panel's labels meet (label_boxes: a phone's widths; the operating points' labels sit on leader lines)."""
+    from model import Deployment, Precision, System, presets
+    s = System(presets.get("hardware", "gb200"), presets.get("model", "deepseek-v3"),
+               Precision(weights="fp8", kv="fp8", compute="fp8"), Deployment(chips=72))
+    grid, T = np.geomspace(1, 65536, 97), 2048.0
+    r = decode_step(s, grid, T)
+    fm = fast_mode_batches(s, 2.5, 6.0, T)
+    points = [("standard", fm.batch_standard, fm.t_step_standard_s, fm.usd_per_mtok_standard, ffm.STANDARD_COLOR),
+              ("fast", fm.batch_fast, fm.t_step_fast_s, fm.usd_per_mtok_fast, ffm.FAST_COLOR)]
+    floors = decode_step(s, np.array([1.0, 1e12]), T)
+    b_star = float(system_balance_batch(s, T))
+    fig = ffm.fast_mode_curves(grid, r.t_step_s, r.usd_per_mtok, r.fits, r.bound, points,
+                               float(floors.t_weights_s[0]), float(floors.usd_per_mtok[1]), b_star)
+    floor_label = next(a.text for a in fig.layout.annotations if a.text.startswith("latency floor"))
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    bxs = boxes(fig, [0.0, np.log10(65536)], fig.layout.yaxis.range, plot_px,
+                keep=lambda a: a.name != plot.PANEL_TITLE and abs(a.xshift or 0) < 10)
+    assert {f"B* = {b_star:,.0f}", floor_label, "KV-fetch-bound", "compute-bound"} <= set(bxs)
+    assert overlaps(bxs) == []
