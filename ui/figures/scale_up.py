@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ui.figures.batch import GREY, NOW_MARKER, TERM_COLORS, split_fit
+from ui.figures.batch import GREY, NOW_MARKER, TERM_COLORS, TopRows, split_fit
 from ui.figures.plot import FONT_SIZE, Spec, axis, base_layout
 
 FLOOR_COLOR = TERM_COLORS["weights"]
@@ -24,6 +24,7 @@ HLINE_COLOR = "#D62728"
 COMPARE_COLORS = ("#9E9E9E", TERM_COLORS["hops"], "#4C78A8")
 CHIP_TICKS = (1, 2, 4, 8, 16, 32, 72, 144, 288, 576, 1152, 2304, 4608, 9216)
 MARK_ROW_PX = 20                  # vertical step between the rows of chip-mark labels above the plot
+X_PAD = 0.02                      # log10 units of room right of the largest C on the axis
 
 
 @dataclass(frozen=True)
@@ -72,21 +73,28 @@ def log_ticks(lo: float, hi: float) -> list[float]:
 
 
 def chip_marks(spec: Spec, marks: Sequence[tuple[float, str]], x_max: float, labelled: bool = True) -> int:
-    """Dotted vertical lines at the generations' scale-up sizes, labelled above the plot in alternating
-    rows (so neighbours on the log axis do not collide); a label at the right edge hangs to its left.
-    Returns the number of label rows used (the caller makes room for them in the top margin).
-    `labelled=False`: the lines alone (a panel beside one that labels them)."""
+    """Dotted vertical lines at the generations' scale-up sizes, labelled above the plot, each label in the
+    lowest row where it clears those already placed (widths estimated for a phone's chart, where they take the
+    largest share of the axis: ui.figures.batch.TopRows); a label that would run past an end of the axis hangs
+    to the inner side of its line.  Returns the number of label rows used (the caller makes room for them in the
+    top margin).  `labelled=False`: the lines alone (a panel beside one that labels them)."""
     shown = sorted((float(x), t) for x, t in marks if 1 <= x <= x_max)
-    rows = 2 if len(shown) <= 4 else 3
-    for i, (x, text) in enumerate(shown):
+    rows = TopRows(0.0, float(np.log10(x_max)) + X_PAD)
+    for x, text in shown:
         color = DOMAIN_COLOR if "this chip" in text else MARK_COLOR
         spec.vline(x, color=color, dash="dot", width=2)
         if not labelled:
             continue
-        right = x >= x_max / 1.5
-        spec.label(x, 1.0, text, xanchor="right" if right else "center", yanchor="bottom",
-                   yshift=4 + MARK_ROW_PX * (i % rows), font={"size": FONT_SIZE - 4, "color": color})
-    return rows if shown and labelled else 0
+        lx, w = float(np.log10(x)), rows.width(text)
+        anchor, x0 = "center", lx - w / 2
+        if lx + w / 2 > rows.hi:
+            anchor, x0 = "right", lx - w
+        elif lx - w / 2 < rows.lo:
+            anchor, x0 = "left", lx
+        row = rows.place(x0, x0 + w)
+        spec.label(x, 1.0, text, xanchor=anchor, yanchor="bottom", yshift=4 + MARK_ROW_PX * row,
+                   font={"size": FONT_SIZE - 4, "color": color})
+    return len(rows.rows)
 
 
 def sweep_vs_chips(chips: np.ndarray, lines: Sequence[Line], *, title: str, y_title: str, unit: str,
@@ -143,7 +151,7 @@ def sweep_vs_chips(chips: np.ndarray, lines: Sequence[Line], *, title: str, y_ti
                                                                   "b": 110},
                               xaxis=axis("scale-up size C [chips working on one step]", tickvals=ticks,
                                          ticktext=[f"{t:g}" for t in ticks],
-                                         range=[0.0, float(np.log10(x_max)) + 0.02]),
+                                         range=[0.0, float(np.log10(x_max)) + X_PAD]),
                               yaxis=y_ax)
     # the title at the very top, the chip-mark labels between it and the plot
     spec.layout["title"].update(yref="container", y=1.0, yanchor="top", pad={"t": 14})

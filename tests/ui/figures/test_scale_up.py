@@ -10,6 +10,7 @@ import pytest
 from model import Deployment, Precision, System, decode_step
 from model.cluster import largest_model_params
 from tests.ui.figures.checks import validate, vline_xs
+from tests.ui.figures.label_boxes import boxes, overlaps
 from ui.figures import scale_up as fig_scaleup
 from ui.figures.batch import GREY, NOW_MARKER
 from ui.figures.scale_up import Line, Panel
@@ -148,3 +149,17 @@ def test_builders_validate_on_real_model_output(h100, llama70):
                                             Line("kv", np.where(lm[0] > 0, lm[0], np.nan) / 1e9, "#222")],
                                         title="m", y_title="m [parameters]", unit="B params",
                                         now=(8.0, float(lm[0, 7]) / 1e9, "now"), marks=MARKS, hline=(70.6, "L")))
+
+
+def test_chip_labels_above_the_plot_clear_each_other():
+    """The page's marks on a GB200 (its domain of 72 is Blackwell's): "Blackwell 72 (this chip)" and "576 dies",
+    every other label on one row of two, met on a 390 px phone.  Each label is now in the lowest row where it
+    clears the others (label_boxes: a phone's widths), and the top margin holds every row."""
+    marks = [(8.0, "Hopper 8"), (72.0, "Blackwell 72 (this chip)"), (144.0, "Rubin Ultra 144"), (576.0, "576 dies")]
+    fig = fig_scaleup.sweep_vs_chips(C, [Line("floor", 1.0 / C, "#F58518")], title="Latency", y_title="[ms]",
+                                     unit="ms", now=None, marks=marks)
+    bxs = boxes(fig, fig.layout.xaxis.range, None, 400, keep=lambda a: a.yanchor == "bottom" and a.y == 1.0)
+    assert set(bxs) == {t for _, t in marks}
+    assert overlaps(bxs) == []
+    rows = {a.yshift for a in fig.layout.annotations if a.yanchor == "bottom"}
+    assert fig.layout.margin.t >= 70 + fig_scaleup.MARK_ROW_PX * len(rows)
