@@ -48,7 +48,10 @@ PRESENT_CSS = """
 [data-testid="stMainBlockContainer"] { padding-top: 1.2rem !important; padding-bottom: 1rem !important;
                                         max-width: 100% !important; }
 [class*="__chart_csv"] { display: none !important; }   /* a slide has no CSV button (the deck and the page do) */
-[data-testid="stMarkdownContainer"] p { font-size: 1.7rem !important; line-height: 1.4 !important; }
+[data-testid="stMarkdown"] p { font-size: 1.7rem !important; line-height: 1.4 !important; }
+/* The controls' labels a size of their own: at the sentence's 1.7rem a 1400 px screen cut them off ("← B…"). */
+[data-testid="stButton"] p, [data-testid="stLinkButton"] p, [data-testid="stDownloadButton"] p,
+[data-testid="stPageLink"] p, [data-testid="stCheckbox"] p { font-size: 1.2rem !important; }
 [data-testid="stCaptionContainer"] p { font-size: 1.15rem !important; }
 [data-testid="stSlider"] p, [data-testid="stSlider"] div { font-size: 1rem !important; }
 .katex { font-size: 1.6em !important; }
@@ -102,7 +105,7 @@ if present:
 k = int(ss["wk_step"])
 step = STEPS[k - 1]
 
-top = st.columns([1, 1, 5, 2.2, 1.3] if present else [1, 1, 5, 2.2])
+top = st.columns([1.25, 1.25, 4.5, 2.2, 1.3] if present else [1, 1, 5, 2.2])
 top[0].button("← Back", key="wk_prev", shortcut="Left", disabled=k == 1, on_click=_go, args=(k - 1,),
               help="Previous step (← key)")
 top[1].button("Next →", key="wk_next", shortcut="Right", disabled=k == N, on_click=_go, args=(k + 1,),
