@@ -215,7 +215,9 @@ class Plan:
     tokens/s/user (higher) — the same set as against usd_per_mtok, $/request ÷ E[O]; the best point is
     on it up to ties.  frontier_per_chip: likewise on tokens/s/chip and tokens/s/user (both higher).
     top: the `top_n` cheapest feasible configurations, one per (chip, layout, precision, mode), each at
-    its cheapest batch, in ranking order.
+    its cheapest batch, in ranking order — leaving out a configuration that one ranked above it matches on
+    chip, precision and mode, cost, TTFT and TPOT with no more chips per replica (more pipeline stages
+    that change nothing but the chip count).
     """
 
     points: dict[str, np.ndarray]
@@ -861,7 +863,7 @@ def _answer(pts: dict[str, np.ndarray], keys: tuple[str, ...], traffic: Traffic,
     per_row = _first_per_group(is_min & (tq == np.minimum.reduceat(tq, starts)[gid]), row)
     ranked = _rank(pts, per_row, cost)
     best = int(ranked[0]) if ranked.size else None
-    top = ranked[:top_n]
+    top = _distinct(pts, ranked, cost, top_n)
 
     reach = pts["fits"] & pts["meets_ttft"]
     tie = _chips_per_replica(pts)
@@ -876,6 +878,23 @@ def _answer(pts: dict[str, np.ndarray], keys: tuple[str, ...], traffic: Traffic,
     return Plan(out, keys, traffic, tg.ttft, tg.tpot, best, top, frontier, frontier_chip, closest, binding, reason,
                 "usd_per_hour" if with_throughput else "usd_per_request", tg.requests_per_s, tg.utilisation,
                 efficiency, time.perf_counter() - t0, tuple(notes))
+
+
+def _distinct(pts: dict[str, np.ndarray], ranked: np.ndarray, cost: np.ndarray, n: int) -> np.ndarray:
+    """The first `n` of `ranked`, skipping a point that one kept before it matches (Plan.top)."""
+    per_replica = _chips_per_replica(pts)
+    same = ("hardware", "weight_dtype", "kv_dtype", "mode")
+    kept: list[int] = []
+    for i in ranked:
+        i = int(i)
+        if not any(all(pts[k][j] == pts[k][i] for k in same) and _quantise(cost[[j, i]])[0] == _quantise(cost[[i]])[0]
+                   and pts["tpot_s"][j] <= pts["tpot_s"][i] * (1 + RANK_TOL)
+                   and pts["ttft_s"][j] <= pts["ttft_s"][i] * (1 + RANK_TOL) and per_replica[j] <= per_replica[i]
+                   for j in kept):
+            kept.append(i)
+            if len(kept) == n:
+                break
+    return np.array(kept, dtype=np.int64)
 
 
 def _argmin(idx: np.ndarray, *keys: np.ndarray) -> int:

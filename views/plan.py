@@ -46,7 +46,7 @@ from ui import estimate
 from ui.elements import export, metrics, tables
 from ui.elements.live_tex import latex
 from ui.elements.metrics import Metric
-from ui.equations.plan import binding_term, predicted_step
+from ui.equations.plan import PREDICTED_NOTE, binding_term, predicted_step
 from ui.figures import plan as fig_plan
 from ui.figures.batch import step_breakdown
 from ui.format import number, seconds, short_name, usd
@@ -524,6 +524,7 @@ else:
         if predicted:
             e = eff_terms
             latex(predicted_step(ev, e, pt["batch"], model.n_layers or 0, a / O if agg else 0.0), key="plan.binding")
+            st.caption(PREDICTED_NOTE)
             title = f"Where its decode step goes (predicted): {seconds(ev['t_step_s'])}"
             export.chart(fig_plan.predicted_breakdown({k: ev[k] for k in STEP_TERMS}, title), key="plan_breakdown")
         else:

@@ -522,3 +522,13 @@ def test_ideal_and_fitted_are_exclusive():
 
     with pytest.raises(ValueError, match="not both"):
         toy_plan(ideal=True, efficiency=Efficiency())
+
+
+def test_top_leaves_out_pipeline_stages_that_change_nothing_but_the_chip_count():
+    """On the toy chip (a domain of one) TPOT binds the batch per stage, so P = 2, 4, 8 stages give the same cost,
+    TTFT and TPOT as one chip with more chips: the ten best keep the one-chip replica only."""
+    p = toy_plan(modes=("aggregated",), max_chips=8)
+    pts = [p.point(int(i)) for i in p.top]
+    assert [q["pipeline_stages"] for q in pts] == [1]
+    stages = p.points["pipeline_stages"][p.points["feasible"]]
+    assert set(stages) == {1, 2, 4, 8}                          # … though all four were searched and feasible

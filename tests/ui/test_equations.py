@@ -351,7 +351,7 @@ def test_plan_predicted_step_by_hand():
     ev = {"t_dense_s": 10e-3, "t_expert_s": 0.0, "t_attn_s": 2.5e-3, "t_weights_s": 6e-3, "t_kv_s": 2e-3,
           "t_comm_s": 0.0, "t_fixed_s": fixed, "t_hops_s": 0.0, "t_step_s": 12.5e-3 + fixed, "bound": "compute"}
     tex = predicted_step(ev, Efficiency(bandwidth=0.5, compute=0.25, prompt_layer_s=1e-4), 64, 10, 0.01)
-    assert r"\max(12.5\,\text{ms},\ 8\,\text{ms},\ 0\,\text{s}) + 0.473\,\text{ms} = 13\,\text{ms}" in tex
+    assert r"\max(12.5\,\text{ms},\ 8\,\text{ms},\ 0\,\text{s}) + 0.473\,\text{ms} \\ &= 13\,\text{ms}" in tex
     assert r"\frac{2.5\,\text{ms}}{0.25} + \frac{0.625\,\text{ms}}{0.25} = 12.5\,\text{ms}" in tex
     assert r"10 \times 0.1\,\text{ms} \times \big(1 - e^{-64 \times 0.01}\big) = 0.473\,\text{ms}" in tex
     ev_mem = {**ev, "bound": "weights", "t_fixed_s": 0.0}

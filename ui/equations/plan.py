@@ -100,15 +100,16 @@ def predicted_step(ev: dict, eff, batch: float, layers: float, prompt_rate: floa
     """The winner's step on the fitted efficiency model (model.plan.evaluate with an efficiency: its terms):
     the step as max(compute, memory, comm) + fixed time with its numbers, then the binding side's sum with
     each peak-rate time divided by its fitted efficiency, and the fixed time per layer of a step with prompt
-    work when there is one (`prompt_rate` λ new prompts per sequence per step, 0 when disaggregated)."""
+    work when there is one (`prompt_rate` λ new prompts per sequence per step, 0 when disaggregated).
+    Rows stay short (a phone's card); what the symbols mean goes in the page's caption (`PREDICTED_NOTE`)."""
     compute = ev["t_dense_s"] + ev["t_expert_s"] + ev["t_attn_s"]
     memory = ev["t_weights_s"] + ev["t_kv_s"]
     comm, fixed, hops = ev["t_comm_s"], ev["t_fixed_s"], ev["t_hops_s"]
     tail_sym = (r" + t_{fixed}" if fixed > 0 else "") + (r" + t_{hops}" if hops > 0 else "")
     tail_num = (rf" + {tex_time(fixed)}" if fixed > 0 else "") + (rf" + {tex_time(hops)}" if hops > 0 else "")
     rows = [rf"t_{{step}} &= \max(t_{{compute}},\ t_{{memory}},\ t_{{comm}}){tail_sym}",
-            rf"&= \max({tex_time(compute)},\ {tex_time(memory)},\ {tex_time(comm)}){tail_num} = "
-            rf"{tex_time(ev['t_step_s'])}"]
+            rf"&= \max({tex_time(compute)},\ {tex_time(memory)},\ {tex_time(comm)}){tail_num}",
+            rf"&= {tex_time(ev['t_step_s'])}"]
     bound = ev["bound"]
     if bound == "compute":
         parts = [(ev["t_dense_s"], eff.compute, r"\eta_c", "dense"),
@@ -128,6 +129,10 @@ def predicted_step(ev: dict, eff, batch: float, layers: float, prompt_rate: floa
         rows.append(r"t_{fixed} &= L\,t_{\ell p}\,\big(1 - e^{-B\lambda}\big)")
         rows.append(rf"&= {layers:g} \times {tex_time(eff.prompt_layer_s)} \times \big(1 - e^{{-{tex_int(batch)} "
                     rf"\times {prompt_rate:.3g}}}\big) = {tex_time(fixed)}")
-        rows.append(r"&\phantom{=}\ \lambda = a/O\text{: new prompts per sequence per step}")
-    rows.append(r"&\phantom{=}\ \text{peak-rate times} \div \text{fitted efficiencies}")
     return r"\begin{aligned}" + r" \\ ".join(rows) + STRUT + r"\end{aligned}"
+
+
+PREDICTED_NOTE = ("t^peak: a term's time at the chip's peak FLOP/s or HBM bandwidth, divided by its fitted "
+                  "efficiency (η_c dense compute and attention, η_e routed experts, η_bw HBM); t_fixed: L layers × "
+                  "t_ℓp per layer of a step that carries prompt work, paid with probability 1 − e^(−Bλ), "
+                  "λ = a/O new prompts per sequence per step.")
