@@ -3,6 +3,8 @@ same configurations one at a time?
 
     python bench/bench_plan.py                          # a few seconds on a 2-core machine
     python bench/bench_plan.py --model deepseek-v3      # an MoE model (the all-to-all layouts)
+    python bench/bench_plan.py --predicted              # both sides on the fitted efficiency model (the default
+                                                        # of the CLI and the Plan page)
 
 Prints, in one run:
   * the whole search — every chip preset but the illustrative lecture GPU × layouts (C chips per stage,
@@ -32,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere in the checkout
 
 from bench.bench_model import fmt_s, timeit, verdict
-from model import presets
+from model import calibrate, presets
 from model.plan import Config, Traffic, evaluate, plan, searchable_hardware
 
 TARGETS = {"configs": 100_000, "search_s": 0.2, "speedup": 100.0}
@@ -49,6 +51,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--tpot", type=float, default=0.05)
     p.add_argument("--loop", type=int, default=300, help="configurations in the per-configuration sample")
     p.add_argument("--repeat", type=int, default=7, help="timed runs of the whole search")
+    p.add_argument("--predicted", action="store_true",
+                   help="search and loop on the efficiency model fitted to the built-in measurements "
+                        "(model/calibrate.py) instead of the ideal roofline")
     return p.parse_args(argv)
 
 
@@ -58,9 +63,9 @@ def config_of(pt: dict) -> Config:
                   pt["prefill_chips"] // pt["prefill_stages"], pt["prefill_stages"], pt["prefill_batch"])
 
 
-def loop(model, hardware: dict, sample: list[dict], traffic: Traffic) -> list[dict]:
+def loop(model, hardware: dict, sample: list[dict], traffic: Traffic, efficiency=None) -> list[dict]:
     """The baseline: each configuration on its own, in plain Python around the model's scalar calls."""
-    return [evaluate(model, hardware[pt["hardware"]], config_of(pt), traffic) for pt in sample]
+    return [evaluate(model, hardware[pt["hardware"]], config_of(pt), traffic, efficiency=efficiency) for pt in sample]
 
 
 def check_loop_matches(sample: list[dict], out: list[dict]) -> float:
@@ -83,19 +88,21 @@ def main(argv: list[str]) -> int:
     hardware = (searchable_hardware() if a.hardware is None
                 else {k: presets.get("hardware", k) for k in a.hardware.split(",")})
     traffic = Traffic.single(a.input_tokens, a.output_tokens)
+    eff = calibrate.built_in_fit().efficiency if a.predicted else None     # fitted once, outside the timing
+    on = "the fitted efficiency model" if a.predicted else "ideal roofline"
 
     def search():
-        return plan(model, hardware, traffic, ttft_s=a.ttft, tpot_s=a.tpot)
+        return plan(model, hardware, traffic, ttft_s=a.ttft, tpot_s=a.tpot, efficiency=eff)
 
     res = search()
     n = res.configs_evaluated
     rng = np.random.default_rng(0)
     picks = rng.choice(n, min(a.loop, n), replace=False)
     sample = [res.point(int(i)) for i in picks]
-    worst = check_loop_matches(sample, loop(model, hardware, sample, traffic))
+    worst = check_loop_matches(sample, loop(model, hardware, sample, traffic, eff))
 
     whole = timeit(search, repeat=a.repeat)
-    base = timeit(lambda: loop(model, hardware, sample, traffic), repeat=3, warmup_s=0.0)
+    base = timeit(lambda: loop(model, hardware, sample, traffic, eff), repeat=3, warmup_s=0.0)
     per_search = whole["min"] / n
     per_loop = base["min"] / len(sample)
     speedup = per_loop / per_search
@@ -104,7 +111,7 @@ def main(argv: list[str]) -> int:
           f"{os.cpu_count()} CPUs, {platform.machine()}")
     best = res.point(res.best) if res.best is not None else None
     print(f"search: {model.name} on {', '.join(hardware)}; {a.input_tokens:g} in / "
-          f"{a.output_tokens:g} out tokens, TTFT ≤ {a.ttft:g} s, TPOT ≤ {a.tpot:g} s, ideal roofline, weights "
+          f"{a.output_tokens:g} out tokens, TTFT ≤ {a.ttft:g} s, TPOT ≤ {a.tpot:g} s, {on}, weights "
           f"bf16/fp8/fp4 × KV bf16/fp8 × aggregated/disaggregated, up to 1,024 chips a replica, batches at 8 a "
           f"doubling; one `plan` call; times are min (median) of {a.repeat} runs after warm-up")
     print(f"loop: {len(sample)} of the same configurations drawn at random, each through model.plan.evaluate "

@@ -31,3 +31,10 @@ def test_the_loop_is_checked_against_the_search():
     out[1] = {**out[1], "t_step_s": out[1]["t_step_s"] * 1.01}
     with pytest.raises(AssertionError, match="t_step_s"):
         bench_plan.check_loop_matches(sample, out)
+
+
+def test_tiny_predicted_run(capsys):
+    code = bench_plan.main(["--hardware", "h100", "--model", "llama-3.1-8b", "--loop", "4", "--repeat", "1",
+                            "--predicted"])
+    out = capsys.readouterr().out
+    assert code == 0 and "TPOT ≤ 0.05 s, the fitted efficiency model, weights" in out
