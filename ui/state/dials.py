@@ -145,8 +145,9 @@ REGISTRY = Registry()
 DEFAULTS = {"chip": "gb200", "model": "deepseek-v3", "w": "fp8", "kv": "fp8", "cd": "fp8",
             "b": 4096, "ctx": 2048, "c": 72}
 # A link names only its non-default dials, so a link made under older defaults means those defaults for
-# every dial it leaves out.  Links carry `v` (URL_VERSION) from version 2 on; a link with parameters and
-# no `v` is version 1.  LEGACY_DEFAULTS[n]: the defaults of version n that differ from today's.
+# every dial it leaves out.  Links carry `v` (URL_VERSION) from version 2 on; a link with a dial and no `v`
+# is version 1 (see link_version for what counts as a dial).  LEGACY_DEFAULTS[n]: the defaults of version
+# n that differ from today's.
 URL_VERSION = 2
 VERSION_KEY = "v"
 LEGACY_DEFAULTS: dict[int, dict[str, Any]] = {
@@ -164,8 +165,25 @@ def _default(key: str, options: list[Any]) -> Any:
     return d if d in options else options[0]
 
 
+# The pages whose own URL keys say which part of a view is shown and how, not what it computes: the
+# walkthrough's (`wk_step`, `wk_present`) pick a step and presentation mode, and every step draws the
+# sidebar's dials.  A link that carries only such keys names no dial, so it opens today's defaults: a
+# presenter types `/walkthrough?wk_present=1` by hand, without `v`.
+SHOWING_PAGES = ("walkthrough",)
+
+
+def names_a_dial(key: str) -> bool:
+    """Whether a URL key is a dial whose value the view computes with: a sidebar dial or a page's (listed or
+    under its prefix), not a key that only picks what is shown (SHOWING_PAGES), nor one no page knows."""
+    showing = tuple(p for p in (views.page(name).prefix for name in SHOWING_PAGES) if p)
+    if showing and key.startswith(showing):
+        return False
+    return key in REGISTRY.dials or is_page_key(key)
+
+
 def link_version() -> int:
-    """The dial-defaults version the current URL was written under (see LEGACY_DEFAULTS)."""
+    """The dial-defaults version the current URL was written under (see LEGACY_DEFAULTS): its `v`; without
+    one, version 1 if the link names a dial (made before links carried `v`), else today's."""
     raw = _raw(VERSION_KEY)
     if raw is not None:
         try:
@@ -178,10 +196,10 @@ def link_version() -> int:
               f"knows (1 to {URL_VERSION}); reading the link with today's defaults")
         return URL_VERSION
     try:
-        has_params = len(list(st.query_params.keys())) > 0
+        has_dials = any(names_a_dial(k) for k in st.query_params.keys())
     except Exception:
-        has_params = False
-    return 1 if has_params else URL_VERSION
+        has_dials = False
+    return 1 if has_dials else URL_VERSION
 
 
 def sidebar_dials() -> list[Dial]:

@@ -152,7 +152,8 @@ def queries(draw, page: str) -> dict[str, str | list[str]]:
 
 def link_version(q: dict[str, str | list[str]]) -> int:
     """The defaults version the app reads `q` under (ui/state/dials.py link_version), worked out here on its own:
-    a valid `v` names it; a garbled `v` means today's; no `v` means version 1 if the link has parameters."""
+    a valid `v` names it; a garbled `v` means today's; no `v` means version 1 if the link names a dial — a
+    sidebar dial or a page's, not the walkthrough's step and presentation keys (wk_…), nor a key no page knows."""
     raw = q.get(dials.VERSION_KEY)
     if raw is not None:
         raw = raw[0] if isinstance(raw, list) else raw
@@ -161,8 +162,10 @@ def link_version(q: dict[str, str | list[str]]) -> int:
         except ValueError:
             return dials.URL_VERSION
         return v if 1 <= v <= dials.URL_VERSION else dials.URL_VERSION
-    # Streamlit keeps its own parameters (embed, embed_options) out of st.query_params: they are not the link's.
-    return 1 if [k for k in q if k.lower() not in STREAMLIT_KEYS] else dials.URL_VERSION
+    lay = layout()
+    known = set(lay["sidebar"]) | set(lay["page_keys"])
+    named_dials = [k for k in q if (k in known or dials.is_page_key(k)) and not k.startswith("wk_")]
+    return 1 if named_dials else dials.URL_VERSION
 
 
 def default_of(dial: dials.Dial, version: int):
