@@ -106,6 +106,20 @@ def _terms(r, *, comm: float, weights: float | None = None) -> dict[str, float]:
             "weights": float(r.t_weights_s) if weights is None else weights, "kv": float(r.t_kv_s), "comm": comm}
 
 
+TOUCHED_LABEL = "Busiest GPU reads"    # its touched experts and the always-read weights
+EVEN_SPLIT = "W/G even split"     # the lecture's weight term: every weight, spread evenly over the G GPUs
+
+
+def _uneven(E: int, G: int) -> str:
+    """Why the busiest GPU can read more than W/G: it holds ⌈E/G⌉ experts, more than an even split's E/G
+    wherever G does not divide E."""
+    if E % G == 0:
+        return f"G = {G} divides E = {E}: it reads at most W/G."
+    n = -(-E // G)
+    return (f"It holds ⌈E/G⌉ = ⌈{E}/{G}⌉ = {n} expert{'s' if n != 1 else ''}, more than the even split's "
+            f"E/G = {E / G:.3g}: with all of them touched it reads more than W/G.")
+
+
 def _int_grid(hi: float, extra: list[float], n: int = 240) -> np.ndarray:
     """Whole numbers 1 … hi, log-spaced, plus the points of interest (display glue, not physics)."""
     pts = np.concatenate([np.round(np.geomspace(1, hi, n)), [e for e in extra if 1 <= e <= hi]])
@@ -181,13 +195,17 @@ def moe_section() -> None:
     ]
     if shaped:
         row2 += [
-            ("Touched weights/GPU", bytes_(touched),
-             {"delta": f"all: {bytes_(s.weight_bytes / G)}", "delta_color": "off", "delta_arrow": "off",
-              "help": "The busiest GPU: attention, shared experts and dense layers (÷ G) plus its touched "
-                      "experts. 'all' = W/G, every weight every step."}),
+            (TOUCHED_LABEL, bytes_(touched),
+             {"delta": f"{EVEN_SPLIT}: {bytes_(s.weight_bytes / G)}", "delta_color": "off", "delta_arrow": "off",
+              "help": "Weight bytes the busiest GPU reads per step when it fetches only the experts its tokens "
+                      "touched: attention, shared experts and dense layers (÷ G) plus those experts. "
+                      f"'{EVEN_SPLIT}' = W/G, every weight every step spread evenly over the G GPUs (the lecture's "
+                      "weight term, in 'Step with t_comm'). " + _uneven(E, G)}),
             ("Step, touched only", seconds(t_step_tw),
              {"delta": f"bound: {bound_tw}", "delta_color": "off", "delta_arrow": "off",
-              "help": "The same roofline with the busiest GPU's touched-weight fetch in place of W/(G·bw)."}),
+              "help": "The same roofline with the busiest GPU's touched-weight fetch in place of W/(G·bw)"
+                      + (": it can exceed 'Step with t_comm' once the busiest GPU's ⌈E/G⌉ experts are all "
+                         "touched." if E % G else ".")}),
         ]
     row2 += [("HBM per GPU", bytes_(float(now.hbm_bytes_per_chip)),
               {"delta": "fits" if bool(now.fits) else f"exceeds {bytes_(hw.hbm_bytes)}",
@@ -279,7 +297,8 @@ def moe_section() -> None:
               rf"W_{{expert}}\cdot\mathbb{{E}}\big[\max_g n_g\big] = "
               rf"\frac{{{tex_num(always, 'B')}}}{{{G}}} + {tex_num(per_expert, 'B')} \times {busiest:.3g} = "
               rf"{tex_num(touched, 'B')}\\ \Rightarrow\ \frac{{W_{{GPU}}}}{{bw}} &= {eq.tex_s(t_w_touched)}"
-              rf"\quad\Big(\text{{all: }}\frac{{W}}{{G\cdot bw}} = {eq.tex_s(float(now.t_weights_s))}\Big)"
+              rf"\quad\Big(\text{{every weight, split evenly: }}\frac{{W}}{{G\cdot bw}} = "
+              rf"{eq.tex_s(float(now.t_weights_s))}\Big)"
               r"\end{aligned}", key="moe.touched")
     c3, c4 = st.columns(2)
     with c3:
@@ -294,11 +313,10 @@ def moe_section() -> None:
             fig = weight_bytes_vs_batch(b_grid, touched_b, s.weight_bytes / G, s.hbm_bandwidth, b_now=B,
                                         touched_now=touched, title=f"Weight bytes the busiest GPU reads (G = {G})")
             export.chart(fig, key="moe_weight_bytes")
-            uneven = " Where G does not divide E, the busiest GPU holds more than E/G experts and reads more " \
-                     "than W/G at large batch." if E % G and G < E else ""
-            st.caption("Weight bytes per GPU per decode step: every weight (W/G, the lecture) against only the "
-                       "touched experts plus the always-read weights, on the busiest GPU (hover: fetch time). "
-                       "The saving is real only at small batch." + uneven)
+            uneven = " " + _uneven(E, G) if E % G else ""
+            st.caption("Weight bytes per GPU per decode step: every weight split evenly over the G GPUs (W/G, "
+                       "the lecture) against only the touched experts plus the always-read weights, on the busiest "
+                       "GPU (hover: fetch time). The saving is real only at small batch." + uneven)
         else:
             st.info(f"{m.name} has no expert width in the presets: the touched-weight bytes cannot be computed.")
 

@@ -2,9 +2,20 @@
 
 import pytest
 
-from model import cluster, decode_step
+from model import Precision, cluster, decode_step
 from model.roofline import bound_of, combine
-from tests.app.helpers import V1, app, assert_clean, charts, latex_text, metrics, page_text, sidebar_system, written
+from tests.app.helpers import (
+    V1,
+    app,
+    assert_clean,
+    charts,
+    latex_text,
+    metric_list,
+    metrics,
+    page_text,
+    sidebar_system,
+    written,
+)
 from tests.cli.helpers import run_json
 from ui.format import bytes_, number, seconds
 
@@ -88,12 +99,43 @@ def test_touched_experts_toggle_from_the_url():
     t_w = touched / s.hbm_bandwidth
     t_step = float(combine(now.t_matmul_s, now.t_attn_s, t_w, now.t_kv_s, now.t_comm_s, "lecture"))
     m = metrics(at)
-    assert m["Touched weights/GPU"] == bytes_(touched)
+    assert m["Busiest GPU reads"] == bytes_(touched)
     assert m["Step, touched only"] == seconds(t_step)
     assert m["Busiest GPU touches"] == number(float(cluster.busiest_gpu_experts(256, 8, 1, 64)))
     assert "touched experts only" in latex_text(at)
     assert str(bound_of(now.t_matmul_s, now.t_attn_s, t_w, now.t_kv_s, now.t_comm_s, "lecture")) in latex_text(at)
     assert written(at).get("tw") == "1" and written(at).get("g") == "64"
+
+
+def test_touched_and_even_split_weights_are_labelled_as_what_they_count():
+    """At the defaults (DeepSeek-V3's 256 experts over G = C = 72 GPUs at fp8, B = 4096) the busiest GPU holds
+    ⌈256/72⌉ = 4 experts, more than an even split's 256/72 = 3.56, and B = 4096 touches all four: it reads
+    always/72 + 4·W_expert, more than W/72, every weight spread evenly.  Read as "touched" against "all" that is a
+    contradiction; the labels say what each counts."""
+    at = app(page="moe")
+    assert_clean(at)
+    s = sidebar_system("gb200", "deepseek-v3", chips=72, batch=4096, context=2048,
+                       precision=Precision(weights="fp8", kv="fp8", compute="fp8"))
+    per_expert, always = cluster.expert_bytes(s.model, 1.0)                     # fp8: one byte a parameter
+    touched = float(cluster.touched_weight_bytes_per_gpu(s, 4096))
+    assert touched == pytest.approx(always / 72 + 4 * per_expert, rel=1e-6)     # all 4 of its experts touched
+    assert touched > s.weight_bytes / 72                                        # more than the even split
+    shown = {mt.label: mt for mt in metric_list(at)}
+    mt = shown["Busiest GPU reads"]
+    assert mt.value == bytes_(touched)
+    assert mt.delta == f"W/G even split: {bytes_(s.weight_bytes / 72)}"
+    assert "fetches only the experts its tokens touched" in mt.help
+    assert "every weight every step spread evenly over the G GPUs" in mt.help
+    assert "⌈E/G⌉ = ⌈256/72⌉ = 4 experts" in mt.help and "E/G = 3.56" in mt.help
+    assert "can exceed 'Step with t_comm'" in shown["Step, touched only"].help
+    # the chart's flat line is the even split, its curve the busiest GPU's
+    fig = next(f for f in charts(at) if "Weight bytes the busiest GPU reads" in f["layout"]["title"]["text"])
+    assert [t["name"] for t in fig["data"][:2]] == ["every weight, split evenly (W/G, the lecture)",
+                                                    "only touched experts (busiest GPU)"]
+    # where G divides E the busiest GPU reads at most W/G, and the help says so
+    at = app({"g": "64", "v": "2"}, page="moe")
+    mt = {mt.label: mt for mt in metric_list(at)}["Busiest GPU reads"]
+    assert "G = 64 divides E = 256" in mt.help and "more than W/G" not in mt.help
 
 
 def test_dense_model_shows_tensor_parallelism_and_says_moe_needs_an_moe_model():

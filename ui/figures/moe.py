@@ -163,7 +163,8 @@ def experts_touched_vs_batch(batch: np.ndarray, distinct: np.ndarray, n_experts:
 def weight_bytes_vs_batch(batch: np.ndarray, touched_bytes: np.ndarray, all_bytes: float, hbm_bandwidth: float, *,
                           b_now: float, touched_now: float,
                           title: str = "Weight bytes the busiest GPU reads per step") -> go.Figure:
-    """Weight bytes per GPU per step: only touched experts (busiest GPU) against every weight (W/G).
+    """Weight bytes per GPU per step: only touched experts (busiest GPU) against every weight split evenly (W/G).
+    The busiest GPU holds ⌈E/G⌉ experts, so where G does not divide E its curve ends above W/G.
 
     Hover gives the fetch time at `hbm_bandwidth` (bytes/s per GPU).
     """
@@ -172,9 +173,9 @@ def weight_bytes_vs_batch(batch: np.ndarray, touched_bytes: np.ndarray, all_byte
     t = np.asarray(touched_bytes, float)
     spec = Spec()
     spec.scatter(x=b, y=np.full(b.shape, all_bytes * gb), customdata=np.full(b.shape, all_bytes / hbm_bandwidth * 1e3),
-                 name="all weights every step (W/G, the lecture)", mode="lines",
+                 name="every weight, split evenly (W/G, the lecture)", mode="lines",
                  line={"width": 3, "color": TERM_COLORS["weights"], "dash": "dash"},
-                 hovertemplate="%{y:.4g} GB → %{customdata:.3g} ms<extra>all weights</extra>")
+                 hovertemplate="%{y:.4g} GB → %{customdata:.3g} ms<extra>W/G, even split</extra>")
     spec.scatter(x=b, y=t * gb, customdata=t / hbm_bandwidth * 1e3, name="only touched experts (busiest GPU)",
                  mode="lines", line={"width": 4, "color": "#222"},
                  hovertemplate="B = %{x:.4g}: %{y:.4g} GB → %{customdata:.3g} ms<extra>touched only</extra>")
