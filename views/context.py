@@ -69,8 +69,11 @@ F, bw, W, Na = s.flops, s.hbm_bandwidth, s.weight_bytes, model.active_params
 ss = st.session_state
 
 page_header(heading("context"), view)
-st.page_link(script("kv-cache"), label="The KV-cache page has the batch × context bound map, KV bytes model by "
-             "model and what a long-context price tier implies →", icon=":material/link:")
+# What the KV-cache page adds, as a caption that wraps; the link's own label stays short, since a page link is one
+# line that clips what does not fit (a phone would lose the end of a sentence).
+st.caption("The KV-cache page has the batch × context bound map, KV bytes model by model and what a long-context "
+           "price tier implies.")
+st.page_link(script("kv-cache"), label="Open the KV-cache page →", icon=":material/link:")
 
 # ---------------------------------------------------------------- page dials (URL-backed)
 page_dial(choice_dial("cx_f", F_OPTIONS, 0.1, PAGE))
