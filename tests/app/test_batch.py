@@ -346,3 +346,22 @@ def test_the_prediction_ignores_the_efficiency_dials_and_says_so():
     at.radio(key="est").set_value("ideal").run()
     r = decode_step(sidebar_system(chips=8, mfu=0.5, bw_util=0.25), 64, 8192)
     assert metrics(at)["Roofline latency per token"] == seconds(float(r.t_step_s))
+
+
+@pytest.mark.parametrize("first, then", [("lecture", "per-phase"), ("per-phase", "lecture")])
+def test_breakdown_caption_describes_the_mode_the_sidebar_shows(first, then):
+    """The caption under the step breakdown describes the roofline mode of the sidebar's radio, and only that one:
+    from the link, then after the radio is switched."""
+    described = {"lecture": "The step is the larger side (lecture mode)",
+                 "per-phase": "Per-phase mode: the step is the matmul phase"}
+    at = app({**V1, "mode": first})
+    assert_clean(at)
+    for mode in (first, then):
+        if mode != first:
+            at.radio(key="mode").set_value(mode).run()
+            assert_clean(at)
+        assert at.radio(key="mode").value == mode
+        captions = [c.value for c in at.caption]
+        other = "per-phase" if mode == "lecture" else "lecture"
+        assert any(c.startswith(described[mode]) for c in captions), (mode, captions)
+        assert not any(c.startswith(described[other]) for c in captions), (mode, captions)
