@@ -116,7 +116,7 @@ def _uneven(E: int, G: int) -> str:
     if E % G == 0:
         return f"G = {G} divides E = {E}: it reads at most W/G."
     n = -(-E // G)
-    return (f"It holds ⌈E/G⌉ = ⌈{E}/{G}⌉ = {n} expert{'s' if n != 1 else ''}, more than the even split's "
+    return (f"The busiest GPU holds ⌈E/G⌉ = ⌈{E}/{G}⌉ = {n} expert{'s' if n != 1 else ''}, more than the even split's "
             f"E/G = {E / G:.3g}: with all of them touched it reads more than W/G.")
 
 
