@@ -38,11 +38,11 @@ Prefill (TTFT), roofline.prefill of each class's prompt (`prefill_combine`, with
   aggregated    ttft = maxᵢ t_pass(Iᵢ, batch 1, the replica's C, P),  t_pass = prefill + P·hop
                 (the prompt at the replica's whole compute: a lower bound, with queueing kept
                 small by the utilisation target)
-  disaggregated ttft = maxᵢ [t_pass(Iᵢ, b_p, C_p, P_p) + kv_stored(Iᵢ) / (C_p·P_p·bw_out)]
-                (the KV handed to the decode replica over the prefill chips' NICs in parallel).
-                The prefill replica (C_p, P_p, b_p ∈ 1, 2, 4 … 256) is chosen per chip and
-                precision: the cheapest per prompt token that fits and meets the TTFT target
-                (ties: fewer chips, smaller batch); the fastest when none does.
+  disaggregated ttft = maxᵢ [t_pass(Iᵢ, b_p, C_p, P_p) + kv_stored(Iᵢ) / (min(C_p·P_p, C·P)·bw_out)]
+                (the KV handed to the decode replica over as many NICs in parallel as the smaller
+                replica has).  The prefill replica (C_p, P_p, b_p ∈ 1, 2, 4 … 256) is chosen per
+                chip, precision and decode layout: the cheapest per prompt token that fits and meets
+                the TTFT target (ties: fewer chips, smaller batch); the fastest when none does.
 
 Cost, with κ = price/3600 [$/chip-s]:
   aggregated    $/Mtok output = C·P·κ · t_step(without prompts) / (P·B·a) · 1e6
@@ -673,45 +673,51 @@ def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, r
 
     lay_ok = _ax(ch.valid, (0, 1)) & _ax(ch.w_ok, (0, 2))
     agg_ttft = t[..., 0, :].max(axis=-1)                          # (H, L, W, V, 1): batch 1, own layout
+    # Disaggregated: a last axis, the decode replica's layout Ld.  The KV goes from each prefill chip to the
+    # decode chips over min(C_p·P_p, C·P) NICs in parallel (the fewer chips' NICs carry it all).
+    H = C.shape[0]
+    CPd = np.reshape(ch.C * ch.P, (H, 1, 1, 1, 1, 1, 1, -1))      # (H, …, Ld)
     with np.errstate(divide="ignore"):
-        transfer = S / up(C * P * bw_out)                         # KV over the prefill chips' NICs
-    ttft = (t + transfer).max(axis=-1)                            # (H, L, W, V, 1, NB)
-    sum_t = (s * t).sum(axis=-1)                                  # Σ sᵢ·t_pass(Iᵢ)
+        transfer = S[..., None] / (np.minimum(up(C * P)[..., None], CPd) * up(bw_out)[..., None])
+    ttft = (t[..., None] + transfer).max(axis=6)                  # (H, Lp, W, V, 1, NB, Ld)
+    sum_t = (s * t).sum(axis=-1)                                  # Σ sᵢ·t_pass(Iᵢ): (H, Lp, W, V, 1, NB)
     b5 = b[..., 0]
     CP = up(C * P)[..., 0]
     usd_in = CP * up(price)[..., 0] / 3600.0 * sum_t / (up(P)[..., 0] * b5) / float(np.dot(tr.share, tr.prompt)) * 1e6
     s_max = up(_ax(tr.prompt_stored.max(axis=1), (3,)))[..., 0]     # the longest prompt's KV
-    fit = (up(Wb)[..., 0] + up(P)[..., 0] * b5 * s_max) / CP <= up(hbm)[..., 0]
-    valid = np.broadcast_to((lay_ok & (bw_out > 0))[..., None], ttft.shape)
+    fit = ((up(Wb)[..., 0] + up(P)[..., 0] * b5 * s_max) / CP <= up(hbm)[..., 0])[..., None]
+    valid = np.broadcast_to((lay_ok & (bw_out > 0))[..., None, None], ttft.shape)
     ok = valid & fit & (ttft <= tg.ttft)
 
-    # Choose over (layout, prefill batch) for each chip and precision: the cheapest that is ok
-    # (ties: fewer chips, then smaller batch); where none is, the fastest that fits (or at all).
-    def last(x):  # (H, L, W, V, 1, NB) → (H, W, V, L·NB)
-        x = np.broadcast_to(x, ttft.shape)[..., 0, :]
-        return np.moveaxis(x, 1, 3).reshape(x.shape[0], x.shape[2], x.shape[3], -1)
+    # Choose over (prefill layout, prefill batch) for each chip, precision and decode layout: the cheapest that
+    # is ok (ties: fewer chips, then smaller batch); where none is, the fastest that fits (or at all).
+    def last(x):  # (H, Lp, W, V, 1, NB[, Ld]) → (H, Ld, W, V, Lp·NB)
+        x = np.asarray(x)
+        x = np.broadcast_to(x if x.ndim == ttft.ndim else x[..., None], ttft.shape)[..., 0, :, :]
+        x = np.transpose(x, (0, 5, 2, 3, 1, 4))
+        return x.reshape((*x.shape[:4], -1))
 
     big = np.iinfo(np.int64).max
     q = np.where(last(valid), _quantise(np.where(last(valid), last(usd_in), 1.0)), big)
-    chips_k, b_k = last(CP), last(np.broadcast_to(b5, ttft.shape))
+    chips_k, b_k = last(CP), last(np.broadcast_to(b5, sum_t.shape))
     pick_ok = np.lexsort((b_k, chips_k, q, ~last(ok)), axis=-1)[..., 0]
     pick_fast = np.lexsort((b_k, chips_k, q, np.where(last(valid), last(ttft), np.inf), ~last(fit), ~last(valid)),
                            axis=-1)[..., 0]
     any_ok = last(ok).any(axis=-1)
-    pick = np.where(any_ok, pick_ok, pick_fast)[..., None]       # (H, W, V, 1)
+    pick = np.where(any_ok, pick_ok, pick_fast)[..., None]       # (H, Ld, W, V, 1)
 
-    def chosen(x):  # the chosen entry, as a row array (H, 1, W, V, 1)
-        v = np.take_along_axis(last(x), pick, axis=-1)[..., 0]
-        return v[:, None, :, :, None]
+    def chosen(x):  # the chosen entry, as a row array (H, Ld, W, V, 1)
+        return np.take_along_axis(last(x), pick, axis=-1)
 
     one = np.ones_like(agg_ttft)
+    full = np.ones(sum_t.shape)
     return {
-        "dis_possible": last(valid).any(axis=-1)[:, None, :, :, None],
+        "dis_possible": last(valid).any(axis=-1)[..., None],
         "agg_ttft": agg_ttft, "agg_usd_in": np.nan * one, "agg_chip_s": 0.0 * one, "agg_cap": np.inf * one,
         "agg_C": C * one, "agg_P": P * one, "agg_b": one,
         "dis_ttft": chosen(ttft), "dis_usd_in": chosen(usd_in), "dis_chip_s": chosen(CP * sum_t / (up(P)[..., 0] * b5)),
-        "dis_cap": chosen(up(P)[..., 0] * b5 / sum_t), "dis_C": chosen(up(C)[..., 0] * np.ones(ttft.shape)),
-        "dis_P": chosen(up(P)[..., 0] * np.ones(ttft.shape)), "dis_b": chosen(b5 * np.ones(ttft.shape)),
+        "dis_cap": chosen(up(P)[..., 0] * b5 / sum_t), "dis_C": chosen(up(C)[..., 0] * full),
+        "dis_P": chosen(up(P)[..., 0] * full), "dis_b": chosen(b5 * full),
     }
 
 
@@ -1025,7 +1031,7 @@ def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, d
         Cp, Pp, bp = float(cfg.prefill_chips), cfg.prefill_stages, float(cfg.prefill_batch)
         sp = System(hw, model, prec, dep.with_(chips=Cp, pipeline_stages=Pp))
         t_pass = passes(sp, "none" if Cp == 1 else kind, bp)
-        transfer = s.kv.stored_bytes(I) / (Cp * Pp * (hw.scaleout_bandwidth_bytes_per_s or 0.0))
+        transfer = s.kv.stored_bytes(I) / (min(Cp * Pp, C * P) * (hw.scaleout_bandwidth_bytes_per_s or 0.0))
         ttft = float((t_pass + transfer).max())
         sum_t = float(np.dot(sh, t_pass))
         usd_in = Cp * Pp * hw.price_usd_per_hour / 3600.0 * sum_t / (Pp * bp) / EI * 1e6

@@ -532,3 +532,13 @@ def test_top_leaves_out_pipeline_stages_that_change_nothing_but_the_chip_count()
     assert [q["pipeline_stages"] for q in pts] == [1]
     stages = p.points["pipeline_stages"][p.points["feasible"]]
     assert set(stages) == {1, 2, 4, 8}                          # … though all four were searched and feasible
+
+
+def test_the_kv_hand_over_runs_over_the_smaller_replicas_nics():
+    """The toy's 1,000-token prompt leaves 1e8 B of KV; each chip has a 50 GB/s NIC.  A prefill replica of two
+    stages hands it to a one-chip decode replica over one NIC (2 ms), to a two-stage one over two (1 ms)."""
+    pass_s = 0.0201                                                   # one prompt's pass: max(20 ms, 20.1 ms)
+    one = evaluate(TOY_MODEL, TOY, Config(1, 1, 64, "bf16", "bf16", "disaggregated", 1, 2, 1), TRAFFIC)
+    two = evaluate(TOY_MODEL, TOY, Config(1, 2, 64, "bf16", "bf16", "disaggregated", 1, 2, 1), TRAFFIC)
+    assert one["ttft_s"] == pytest.approx(pass_s + 1e8 / 50e9, rel=1e-12)
+    assert two["ttft_s"] == pytest.approx(pass_s + 1e8 / (2 * 50e9), rel=1e-12)
