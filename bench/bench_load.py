@@ -200,6 +200,7 @@ class Client:
         self.query_string = ""
         self.pages: list[Page] = []
         self.last: Run | None = None
+        self.on_element = None                    # called with each Element proto as it arrives (bench_burst.py)
 
     async def connect(self) -> None:
         headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())} if self.cookies else None
@@ -276,6 +277,8 @@ class Client:
             kind = fm.WhichOneof("type")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 run.elements.append(fm.delta.new_element)
+                if self.on_element is not None:
+                    self.on_element(fm.delta.new_element)
             elif kind == "new_session":
                 run.page_hash = fm.new_session.page_script_hash
                 run.config = fm.new_session.config
