@@ -74,7 +74,8 @@ def touched_weight_bytes_per_gpu(system: System, batch: ArrayLike, gpus: int | N
     """Weight bytes the busiest GPU reads per step when only touched experts are fetched.
 
     always/G + per_expert · E[busiest GPU's touched experts]; at large batch every expert is touched
-    and this returns W/G, the lecture's "all weights every step".
+    and the busiest GPU reads all ⌈E/G⌉ experts it holds: W/G, the lecture's "all weights every step",
+    when G divides E, and more than W/G when it does not (256 experts over 72 GPUs: 4 against 3.56).
     """
     G = int(system.deployment.chips if gpus is None else gpus)
     m = system.model
