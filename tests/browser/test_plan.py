@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from model import presets
+from model import calibrate, presets
 from model.plan import Traffic, plan
 from tests.browser.helpers import open_app, page_problems, wait_for_app_run
 from ui.figures import plan as fig_plan
@@ -33,7 +33,7 @@ def _expected():
     the thinned dots (ui/figures/plan.py)."""
     hw = presets.hardware_presets()
     res = plan(presets.get("model", "deepseek-v3"), {k: hw[k] for k in CHIPS}, Traffic.single(2000, 500),
-               ttft_s=1.0, tpot_s=0.05)
+               ttft_s=1.0, tpot_s=0.05, efficiency=calibrate.built_in_fit().efficiency)   # the page's default
     p = res.points
     fits = np.flatnonzero(p["fits"])
     y = p["usd_per_mtok"][fits]
@@ -69,6 +69,8 @@ def test_the_plan_page_draws_dots_frontier_and_winner_and_opens_the_batch_page_o
     frontier = [t for t in traces if t["name"].startswith("frontier")]
     assert len(frontier) == 1 and frontier[0]["n"] == len(res.frontier) > 1
     assert any(t["name"] == "cheapest that meets both targets" for t in traces)
+    band = [t for t in traces if t["name"].startswith(fig_plan.BAND_NAME)]      # the predicted frontier's band
+    assert len(band) == 1 and band[0]["n"] == 2 * len(res.frontier) + 1
     # WebGL drew: the plot holds its GL canvas.
     assert app_page.locator(".js-plotly-plot canvas").count() >= 1
 
