@@ -51,6 +51,7 @@ built-in measurements (cached).  Reasons and sources of the terms: `TERMS` and d
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -1081,13 +1082,29 @@ def cross_validate(items: Mapping[str, Measurement], by: str = "k5", *, seed: in
     return CrossValidation(by, pts.keys, groups, pts.measured, pred)
 
 
-@cache
+# One fit and one cross-validation per process: a second caller waits for the first's result.
+_FIT_LOCK, _CV_LOCK = threading.RLock(), threading.RLock()
+
+
 def built_in_fit() -> EfficiencyFit:
-    """The efficiency model fitted to every built-in measurement (presets/measurements.yaml); cached."""
+    """The efficiency model fitted to every built-in measurement (presets/measurements.yaml); cached, once
+    per process even when several threads ask at once (the app warms it at start-up: ui/runtime/warm.py)."""
+    with _FIT_LOCK:
+        return _built_in_fit()
+
+
+@cache
+def _built_in_fit() -> EfficiencyFit:
     return fit_efficiency(presets.measurement_presets())
 
 
-@cache
 def built_in_cv(by: str = "k5") -> CrossValidation:
-    """`cross_validate` of the built-in measurements; cached (the pages' error band comes from "k5")."""
+    """`cross_validate` of the built-in measurements; cached, once per process (the pages' error band comes
+    from "k5")."""
+    with _CV_LOCK:
+        return _built_in_cv(by)
+
+
+@cache
+def _built_in_cv(by: str) -> CrossValidation:
     return cross_validate(presets.measurement_presets(), by)
