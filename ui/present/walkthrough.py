@@ -105,7 +105,9 @@ def batch_grid(B: float) -> np.ndarray:
 
 
 def _inside(v: np.ndarray, ax: dict) -> np.ndarray:
-    """Points strictly inside an axis' fixed range (plotly.js hides a marker that sits on the range's end)."""
+    """Points strictly inside an axis' fixed range (plotly.js hides a marker that sits on the range's end), and
+    the swept values' own first and last where the range is theirs, a hair wider (the batch charts' 1 … 65,536:
+    ui.figures.batch.RANGE_HAIR)."""
     rng = ax.get("range")
     if not rng or len(rng) != 2 or any(r is None for r in rng):
         return np.ones(v.shape, bool)
@@ -113,7 +115,9 @@ def _inside(v: np.ndarray, ax: dict) -> np.ndarray:
         w = np.log10(v) if ax.get("type") == "log" else v
     lo, hi = sorted(float(r) for r in rng)
     pad = 0.01 * (hi - lo)
-    return (w > lo + pad) & (w < hi - pad)
+    inside = (w > lo + pad) & (w < hi - pad)
+    ends = np.isfinite(w) & (w > lo) & (w < hi) & ((w < lo + 1e-6 * (hi - lo)) | (w > hi - 1e-6 * (hi - lo)))
+    return inside | ends
 
 
 _PLAY = contextvars.ContextVar("walkthrough_play", default=True)
@@ -163,8 +167,8 @@ def with_play(fig: go.Figure, x: np.ndarray, y: np.ndarray, *, label: str, unit:
     top = float(layout.get("margin", {}).get("t", 60) or 60)
     layout["margin"] = {**layout.get("margin", {}), "t": max(top, 90)}
     layout["updatemenus"] = [{
-        "type": "buttons", "direction": "left", "x": 1.0, "xanchor": "right", "y": 1.16, "yanchor": "top",
-        "pad": {"r": 4, "t": 4}, "showactive": False, "font": {"size": 16},
+        "type": "buttons", "direction": "left", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom",
+        "pad": {"r": 4, "b": 6}, "showactive": False, "font": {"size": 16},
         "buttons": [
             {"label": f"▶ play {label}", "method": "animate",
              "args": [None, {"frame": {"duration": 120, "redraw": False}, "transition": {"duration": 60},
