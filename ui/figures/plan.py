@@ -23,7 +23,7 @@ CHIP_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                "#e6550d", "#31a354")
 FRONTIER_COLOR = "#111111"
 BAND_COLOR = "rgba(117, 80, 186, 0.16)"      # the held-out error band (the predicted curves' purple, ui/figures/batch)
-BAND_NAME = "held-out error: 8 in 10 measurements"
+BAND_NAME = "held-out error: 8 in 10 measured costs"
 # The fitted model's step terms (model.plan.STEP_TERMS) and the side of the step each adds to.
 PREDICTED_TERMS = {"dense": ("t_dense_s", "compute", TERM_COLORS["matmul"]),
                    "experts": ("t_expert_s", "compute", "#72B7B2"),
@@ -148,7 +148,7 @@ def plan_figure(x: np.ndarray, y: np.ndarray, chip: np.ndarray, mode: np.ndarray
         band_x = np.concatenate([fx / lo, (fx / hi)[::-1], fx[:1] / lo])
         band_y = np.concatenate([fy * lo, (fy * hi)[::-1], fy[:1] * lo])
         spec.scatter(x=band_x, y=band_y, mode="lines", fill="toself", fillcolor=BAND_COLOR, line={"width": 0},
-                     name=f"{BAND_NAME} ({lo:.2f}–{hi:.2f}× the predicted cost)", hoverinfo="skip")
+                     name=f"{BAND_NAME} within {lo:.2f}–{hi:.2f}×", hoverinfo="skip")
     spec.scatter(x=fx, y=fy, mode="lines+markers", name="frontier (meets TTFT; nothing both faster and cheaper)",
                  line={"color": FRONTIER_COLOR, "width": 2.5}, marker={"size": 5, "color": FRONTIER_COLOR},
                  text=list(frontier_text), hovertemplate="<b>frontier</b>: %{text}<br>%{x:.3~s} tokens/s per user · "
