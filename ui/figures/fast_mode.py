@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from ui.figures.batch import (
     BOUND_COLORS,
     GREY,
+    RANGE_HAIR,
     Prediction,
     label_side,
     prediction_traces,
@@ -106,7 +107,10 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
         lat_all += [np.asarray(a, float) * 1e3 for a in (predicted[0].y, predicted[0].lo, predicted[0].hi)]
         usd_all += [np.asarray(a, float) for a in (predicted[1].y, predicted[1].lo, predicted[1].hi)]
     # Batch ticks 1, 10, 100, 1k …: level and short on a narrow panel too.
-    batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}}
+    # Both panels span the grid (a hair wider, as the Batch chart's axis): autoranged, plotly widened the cost
+    # panel's axis to a decade past the grid for the standard point's label, shifted right of its dot.
+    x_range = [float(np.log10(batch.min())) - RANGE_HAIR, float(np.log10(batch.max())) + RANGE_HAIR]
+    batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}, "range": x_range}
     spec.layout = base_layout(
         "", height=560, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
         xaxis=axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", **batch_axis),
