@@ -12,9 +12,8 @@ free of errors, and every request goes to the app's own server (plotly.js includ
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect

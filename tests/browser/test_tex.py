@@ -10,9 +10,8 @@ ROOFLINE_TEX=st the page shows st.latex's equations instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 import pytest
 
