@@ -80,6 +80,22 @@ def test_context_page_link_to_the_kv_cache_page_shows_its_whole_label_on_a_phone
     assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["viewport"]["width"] + TOLERANCE_PX, box
 
 
+@pytest.mark.parametrize("path", ["/prices", "/context"])
+def test_every_link_to_another_page_shows_its_whole_label_on_a_phone(phone, app_url, path):
+    """Streamlit cuts a page link's label to one line; at 390 px the Prices page's "Fast mode: solve these batches
+    on the sidebar's system" lost its last letter. On a phone every such label wraps."""
+    _open(phone, app_url + path)
+    links = phone.locator("[data-testid='stMain'] a[data-testid='stPageLink-NavLink']")
+    n = links.count()
+    assert n, f"no link to another page on {path}"
+    for i in range(n):
+        href = links.nth(i).get_attribute("href")
+        got = phone.evaluate(CLIPPED_JS, [f"[data-testid='stMain'] a[data-testid='stPageLink-NavLink'][href='{href}']",
+                                          TOLERANCE_PX])
+        assert got["found"] and got["text"].strip(), href
+        assert not got["problems"], f"{path}: {got['text']!r} is cut off at 390 px: " + "; ".join(got["problems"])
+
+
 def test_a_presentation_link_typed_by_hand_opens_today_s_defaults(app_page, app_url):
     """The README's `/walkthrough?wk_present=1`, typed without `v`: the lecture's defaults, and the address the app
     writes back carries the presentation key and today's `v`, none of version 1's dials spelled out."""

@@ -19,6 +19,8 @@ What it does, and why:
   * Charts (Plotly): on a touch screen the mode bar is always shown, over the chart's title, and a
     title at projector size runs off a 390 px chart: hide the mode bar on phones (the CSV button
     and Streamlit's full-screen button stay) and draw titles, axis titles, legends and notes a size smaller.
+  * Links to other pages (st.page_link): Streamlit keeps the label on one line and cuts it with "…" (at
+    390 px the Prices page's "…on the sidebar's system" lost its last letter); on a phone it wraps.
   * Navigation: below 640 px Streamlit 1.67 folds the top navigation bar into the sidebar, whose
     only handle is a small "»" icon; the handle gets a border and a label, "Pages & dials".
 On a screen wider than 640 px nothing changes, except that a too-wide equation scrolls in its box.
@@ -111,6 +113,10 @@ _RULES = """
   }
   .js-plotly-plot .legendtext { font-size: 12px !important; }
   .js-plotly-plot .annotation-text { font-size: 11px !important; }
+
+  /* ---- links to other pages: a long label wraps instead of ending in a cut-off letter ---- */
+  [data-testid="stPageLink-NavLink"] span, [data-testid="stPageLink-NavLink"] [data-testid="stMarkdownContainer"],
+  [data-testid="stPageLink-NavLink"] p { UNCLIP }
 
   /* ---- navigation: the sidebar (all pages, then the dials) gets a labelled handle ---- */
   [data-testid="stExpandSidebarButton"] {
