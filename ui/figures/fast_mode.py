@@ -186,7 +186,12 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
         # Label in the empty corner: above-left of the rising latency curve, above-right of the
         # falling cost curve, on a leader line from the point (annotations on log axes take log10 of
         # the data: `label` does x, we do y).  The line is a shape, not the annotation's arrow (Spec.leader).
-        dx = -LABEL_OFFSET_PX if first else LABEL_OFFSET_PX
+        # On the cost panel a point in the last quarter of the grid's decades is labelled straight above: to its
+        # right the label ran past the axis's end (the axis spans the grid; at 390 px it ran off the chart), to its
+        # left it lay on the fast point.
+        lo, hi = np.log10(batch.min()), np.log10(batch.max())
+        near_end = np.log10(b) > hi - 0.25 * (hi - lo)
+        dx = -LABEL_OFFSET_PX if first else 0 if near_end else LABEL_OFFSET_PX
         spec.leader(float(b), float(yv), dx, LABEL_OFFSET_PX, color=color, axis=col)
         spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
                    y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},

@@ -281,3 +281,23 @@ def test_both_batch_axes_span_the_grid(setup):
     for name in ("xaxis", "xaxis2"):
         lo, hi = fig.layout[name].range
         assert lo == pytest.approx(0.0, abs=1e-6) and hi == pytest.approx(np.log10(65536), abs=1e-6), name
+
+
+
+def test_the_cost_panel_labels_a_point_near_the_axis_end_straight_above(setup):
+    """The axis ends at the grid's end, so a label shifted right of a point in the grid's last quarter of decades
+    would run past it (at 390 px, off the chart): such a point's label sits straight above it; a point further
+    left keeps its label to the right, away from the falling curve."""
+    r, grid = setup["r"], setup["grid"]
+
+    def xshifts(b_standard: float) -> dict:
+        points = [("standard", b_standard, 0.01, 0.05, ffm.STANDARD_COLOR),
+                  ("fast", 1000.0, 0.004, 0.3, ffm.FAST_COLOR)]
+        fig = ffm.fast_mode_curves(grid, r.t_step_s[0], r.usd_per_mtok[0], r.fits[0], r.bound[0], points, 1e-3, 0.04,
+                                   setup["b_star"])
+        return {a.text.split("<br>")[0]: a.xshift for a in fig.layout.annotations
+                if a.xref == "x2" and a.text.startswith("<b>")}
+
+    # last quarter of log10 1 … 65,536: above 10**(0.75 · 4.82) ≈ 4,096
+    assert xshifts(16000.0) == {"<b>standard</b>": 0, "<b>fast</b>": ffm.LABEL_OFFSET_PX}
+    assert xshifts(3000.0) == {"<b>standard</b>": ffm.LABEL_OFFSET_PX, "<b>fast</b>": ffm.LABEL_OFFSET_PX}
