@@ -194,6 +194,13 @@ def prediction_traces(spec: Spec, x: np.ndarray, p: Prediction, *, unit: str, ba
 
 
 RANGE_HAIR = 1e-9      # log10 units: how far past the grid's ends the batch axis runs
+
+
+def batch_range(batch: np.ndarray) -> list[float]:
+    """A log batch axis's range over the grid: its ends in log10, a hair wider, so that a point at an end is
+    inside the range however plotly rounds its log10.  Autoranged, plotly pads the axis for markers and widens
+    it for a label near an end (a decade past a grid ending at 65,536)."""
+    return [float(np.log10(np.min(batch))) - RANGE_HAIR, float(np.log10(np.max(batch))) + RANGE_HAIR]
 CURVE_MARGIN_B = 190   # px under a batch chart: tick labels, the axis title and up to three legend rows
 B_STAR_NO_KV_COLOR = "#7a4b00"   # the lecture's B* (weights vs matmuls only): dark amber, dotted
 
@@ -247,12 +254,10 @@ def curve_vs_batch(batch: np.ndarray, y: np.ndarray, fits: np.ndarray, bound: np
         prediction_traces(spec, batch, predicted, unit=unit)
     fit_curve(spec, batch, y, fits, name=name, hover=f"B = %{{x:.4g}}: %{{y:.4g}} {unit}", legendrank=1)
     on = predicted.y if predicted is not None and dot_on_predicted else y
-    # The batch axis spans the grid: autoranged, plotly pads it for the room markers and widens it for a region's
-    # name near an end (the axis ran to 100k past a grid ending at 65,536).  A hair wider than the grid, so that
-    # a point at an end is inside the range however plotly rounds its log10.  The dot is anchored in the x
-    # domain, so it stays whole at either end.
+    # The batch axis spans the grid (batch_range), not a region's name near an end.  The dot is anchored in the
+    # x domain, so it stays whole at either end.
     lo, hi = float(np.min(batch)), float(np.max(batch))
-    x_range = [float(np.log10(lo)) - RANGE_HAIR, float(np.log10(hi)) + RANGE_HAIR]
+    x_range = batch_range(batch)
     spec.now_point(b_now, y_now, name=f"B = {b_now:g}", marker=NOW_MARKER, room_x=batch, room_y=on,
                    ranges=(x_range, None))
     both = (b_star_no_kv is not None and np.isfinite(b_star_no_kv)

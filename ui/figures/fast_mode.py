@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 from ui.figures.batch import (
     BOUND_COLORS,
     GREY,
-    RANGE_HAIR,
     Prediction,
+    batch_range,
     label_side,
     prediction_traces,
     shade_bounds,
@@ -107,10 +107,8 @@ def fast_mode_curves(batch: np.ndarray, latency_s: np.ndarray, usd: np.ndarray, 
         lat_all += [np.asarray(a, float) * 1e3 for a in (predicted[0].y, predicted[0].lo, predicted[0].hi)]
         usd_all += [np.asarray(a, float) for a in (predicted[1].y, predicted[1].lo, predicted[1].hi)]
     # Batch ticks 1, 10, 100, 1k …: level and short on a narrow panel too.
-    # Both panels span the grid (a hair wider, as the Batch chart's axis): autoranged, plotly widened the cost
-    # panel's axis to a decade past the grid for the standard point's label, shifted right of its dot.
-    x_range = [float(np.log10(batch.min())) - RANGE_HAIR, float(np.log10(batch.max())) + RANGE_HAIR]
-    batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}, "range": x_range}
+    # Both panels span the grid (batch_range), not the cost panel's labels to the right of its points.
+    batch_axis = {**COUNT_DECADES, "tickfont": {"size": FONT_SIZE - 2}, "range": batch_range(batch)}
     spec.layout = base_layout(
         "", height=560, margin={"l": 80, "r": 30, "t": 60, "b": 120}, hovermode="closest",
         xaxis=axis(BATCH_TITLE, domain=list(PANEL_DOMAINS[0]), anchor="y", **batch_axis),
@@ -175,6 +173,8 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
                      marker={"size": 14, "color": "white", "symbol": "circle",
                              "line": {"width": 3, "color": color}},
                      hovertemplate=f"{label}: B = %{{x:.4g}}, %{{y:.4g}} {unit}<extra></extra>", **on)
+    lo, hi = batch_range(batch)
+    near_end = hi - 0.25 * (hi - lo)             # log10 B past which a cost-panel label goes straight above its point
     for label, b, lat, cost, color in points:
         yv = (lat * 1e3) if first else cost
         if not (_finite_pos(b) and _finite_pos(yv)):
@@ -186,12 +186,9 @@ def _draw_panel(spec: Spec, col: int, batch, latency_s, usd, fits, bound, points
         # Label in the empty corner: above-left of the rising latency curve, above-right of the
         # falling cost curve, on a leader line from the point (annotations on log axes take log10 of
         # the data: `label` does x, we do y).  The line is a shape, not the annotation's arrow (Spec.leader).
-        # On the cost panel a point in the last quarter of the grid's decades is labelled straight above: to its
-        # right the label ran past the axis's end (the axis spans the grid; at 390 px it ran off the chart), to its
-        # left it lay on the fast point.
-        lo, hi = np.log10(batch.min()), np.log10(batch.max())
-        near_end = np.log10(b) > hi - 0.25 * (hi - lo)
-        dx = -LABEL_OFFSET_PX if first else 0 if near_end else LABEL_OFFSET_PX
+        # On the cost panel a point in the last quarter of the axis's decades is labelled straight above: to its
+        # right the label would run past the axis's end (off the chart at 390 px), to its left onto the fast point.
+        dx = -LABEL_OFFSET_PX if first else 0 if np.log10(b) > near_end else LABEL_OFFSET_PX
         spec.leader(float(b), float(yv), dx, LABEL_OFFSET_PX, color=color, axis=col)
         spec.label(float(b), float(np.log10(yv)), f"<b>{label}</b><br>B = {batch_text(b)}", axis=col,
                    y_is_data=True, xshift=dx, yshift=LABEL_OFFSET_PX, font={"size": FONT_SIZE - 1, "color": color},

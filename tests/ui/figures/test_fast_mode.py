@@ -275,13 +275,12 @@ def test_b_star_label_clears_the_latency_floor_label_at_the_defaults():
 
 
 def test_both_batch_axes_span_the_grid(setup):
-    """Autoranged, the cost panel's axis ran a decade past the grid (to 1M for a grid ending at 65,536) to make
-    room for the standard point's label, shifted right of its dot; both panels span the grid, log10 1 … 65,536."""
+    """Both panels span the grid, log10 1 … 65,536 (autoranged, the cost panel's axis runs a decade past it, to
+    1M, to make room for the standard point's label, shifted right of its dot)."""
     fig = setup["fig"]
     for name in ("xaxis", "xaxis2"):
         lo, hi = fig.layout[name].range
         assert lo == pytest.approx(0.0, abs=1e-6) and hi == pytest.approx(np.log10(65536), abs=1e-6), name
-
 
 
 def test_the_cost_panel_labels_a_point_near_the_axis_end_straight_above(setup):
