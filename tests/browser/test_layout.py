@@ -22,7 +22,9 @@ The overflow rule (what fails):
   3. a chart's title, legend or annotation text runs past the chart's own edge (the SVG clips it),
      or a legend entry lies on an x-axis title (found by what is drawn: `.js-plotly-plot`, Plotly's
      own class, whatever element hosts the chart);
-  4. the walkthrough in presentation mode is taller than the projector's 1080 px (a slide scrolls).
+  4. the walkthrough in presentation mode is taller than the projector's 1080 px (a slide scrolls);
+  5. a metric card's value (ui/elements/metrics.py) breaks inside a word: "disaggre|gated" on two lines
+     (a value may wrap between its words; a long word shrinks to fit its card instead).
 Rules 3–4 fail too, except on the pages listed in KNOWN_UNFIT (expected failures, strict: a listed
 page that passes fails, so the list only shrinks).
 On the phone, the pages are reachable: the sidebar handle is visible and labelled, and the sidebar
@@ -117,6 +119,24 @@ OVERFLOW_JS = """(tol) => {
   return out;
 }"""
 
+# Metric values with a word split over two lines (rule 5): each word's text range must lie on one line.
+BROKEN_WORDS_JS = """() => {
+  const out = [];
+  document.querySelectorAll("[data-testid='stMain'] [data-testid='rfMetricValue']").forEach(el => {
+    const node = el.firstChild;
+    if (!node || node.nodeType !== Node.TEXT_NODE) return;
+    const text = node.textContent;
+    for (const m of text.matchAll(/\\S+/g)) {
+      const r = document.createRange();
+      r.setStart(node, m.index);
+      r.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(r.getClientRects()).filter(b => b.width > 0).map(b => Math.round(b.top)));
+      if (tops.size > 1) out.push(`metric value "${text}": the word "${m[0]}" is broken over ${tops.size} lines`);
+    }
+  });
+  return out;
+}"""
+
 # Chart text cut by the chart's edge, and legends lying on the x-axis title.
 CHART_JS = """(tol) => {
   const out = [];
@@ -200,10 +220,10 @@ def _check_and_shoot(page, viewport: dict, file: Path, what: str, known_chart_te
                      present: bool = False) -> None:
     """Check at the device's own viewport, then take the (tall) screenshot, then judge.
 
-    Page overflow (rules 1–2) always fails.  Chart text (rule 3) and a presentation that does not
-    fit the screen (rule 4) on a page listed in KNOWN_UNFIT are expected failures, and strict: once
-    fixed, the listing itself fails."""
-    problems = page_problems(page) + page.evaluate(OVERFLOW_JS, TOLERANCE_PX)
+    Page overflow and broken metric words (rules 1–2, 5) always fail.  Chart text (rule 3) and a
+    presentation that does not fit the screen (rule 4) on a page listed in KNOWN_UNFIT are expected
+    failures, and strict: once fixed, the listing itself fails."""
+    problems = page_problems(page) + page.evaluate(OVERFLOW_JS, TOLERANCE_PX) + page.evaluate(BROKEN_WORDS_JS)
     chart = page.evaluate(CHART_JS, CHART_TOLERANCE_PX)
     if present:   # a slide: the whole step on one screen, no scrolling
         tall = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollHeight")

@@ -55,13 +55,24 @@ def _delta_style(m: Metric) -> tuple[str, str]:
     return color, arrow
 
 
+# A value's longest unbroken run of characters, from which on the card shrinks it to fit its width
+# rather than break it mid-word ("disaggregated" on a phone's three-to-a-line grid).
+FIT_FROM = 8
+
+
+def _fit_style(value: str) -> str:
+    """` style="--rf-w: N"` for a value whose longest word has N ≥ FIT_FROM characters, else ""."""
+    n = max((len(w) for w in value.split()), default=0)
+    return f' style="--rf-w: {n}"' if n >= FIT_FROM else ""
+
+
 def _card(m: Metric) -> str:
     e = html.escape
     help_mark = (f'<span class="rf-help" title="{e(m.help)}" aria-label="{e(m.help)}">?</span>'
                  if m.help else "")
     out = ['<div class="rf-metric" data-testid="rfMetric">',
            f'<div class="rf-metric-label" data-testid="rfMetricLabel">{e(m.label)}{help_mark}</div>',
-           f'<div class="rf-metric-value" data-testid="rfMetricValue">{e(m.value)}</div>']
+           f'<div class="rf-metric-value" data-testid="rfMetricValue"{_fit_style(m.value)}>{e(m.value)}</div>']
     if m.delta:
         color, arrow = _delta_style(m)
         out.append(f'<div class="rf-metric-delta" data-testid="rfMetricDelta" data-color="{e(m.delta_color)}" '
@@ -88,7 +99,7 @@ _CARD = re.compile(
     r'<div class="rf-metric" data-testid="rfMetric">'
     r'<div class="rf-metric-label" data-testid="rfMetricLabel">(?P<label>.*?)'
     r'(?:<span class="rf-help" title="(?P<help>[^"]*)"[^>]*>\?</span>)?</div>'
-    r'<div class="rf-metric-value" data-testid="rfMetricValue">(?P<value>.*?)</div>'
+    r'<div class="rf-metric-value" data-testid="rfMetricValue"(?: style="[^"]*")?>(?P<value>.*?)</div>'
     r'(?:<div class="rf-metric-delta" data-testid="rfMetricDelta" data-color="(?P<color>[^"]*)"[^>]*>'
     r'(?:[↑↓] )?(?P<delta>.*?)</div>)?</div>', re.S)
 

@@ -58,13 +58,16 @@ _RULES = """
 .rf-cols-4 { grid-template-columns: repeat(4, minmax(0, 1fr)); }
 .rf-cols-5 { grid-template-columns: repeat(5, minmax(0, 1fr)); }
 .rf-cols-6 { grid-template-columns: repeat(6, minmax(0, 1fr)); }
-.rf-metric { min-width: 0; display: flex; flex-direction: column; }
+.rf-metric { min-width: 0; display: flex; flex-direction: column; container-type: inline-size; }
 .rf-metric > .rf-metric-label { flex: 1 0 auto; }   /* a label that wraps pushes nothing: values line up */
 .rf-metric-label { font-size: 0.875rem; line-height: 1.4; overflow-wrap: anywhere; }
 .rf-help { display: inline-flex; align-items: center; justify-content: center; width: 0.95rem; height: 0.95rem;
            margin-left: 0.35rem; border: 1px solid currentColor; border-radius: 50%; font-size: 0.65rem;
            line-height: 1; vertical-align: 0.05rem; opacity: 0.55; cursor: help; }
-.rf-metric-value { font-size: 2.25rem; line-height: 1.25; padding-bottom: 0.1rem; overflow-wrap: anywhere; }
+.rf-metrics { --rf-vs: 2.25rem; }
+.rf-metric-value { font-size: var(--rf-vs); line-height: 1.25; padding-bottom: 0.1rem; overflow-wrap: anywhere; }
+/* a long word (metrics.FIT_FROM: --rf-w is its length) shrinks to its card's width instead of breaking */
+.rf-metric-value[style*="--rf-w"] { font-size: min(var(--rf-vs), 100cqi / (var(--rf-w) * 0.52)); }
 .rf-metric-delta { font-size: 1rem; line-height: 1.4; width: fit-content; max-width: 100%;
                    padding: 0 0.4rem; border-radius: 0.5rem;
                    background: color-mix(in srgb, currentColor 10%, transparent); }
@@ -91,7 +94,8 @@ _RULES = """
   .rf-metrics { column-gap: 0.6rem; row-gap: 0.5rem; }
   .rf-cols-4 { grid-template-columns: repeat(2, minmax(0, 1fr)); }
   .rf-cols-5, .rf-cols-6 { grid-template-columns: repeat(3, minmax(0, 1fr)); }
-  .rf-metric-value { font-size: 1.3rem; line-height: 1.2; }
+  .rf-metrics { --rf-vs: 1.3rem; }
+  .rf-metric-value { line-height: 1.2; }
   .rf-metric-label { font-size: 0.8rem; line-height: 1.25; }
   .rf-metric-delta { font-size: 0.8rem; }
   [data-testid="stMetricValue"] { font-size: 1.3rem; }
