@@ -12,12 +12,13 @@ import streamlit as st
 
 import views
 from ui.elements import section, style
-from ui.runtime import coalesce, gc_tuning, streamlit_internals, warm
+from ui.runtime import assets, coalesce, gc_tuning, streamlit_internals, warm
 from ui.state import dials
 from ui.state.view import render_sidebar
 
 coalesce.install()        # one event-loop wake-up per burst of messages (ui/runtime/coalesce.py)
 warm.start()              # the fitted efficiency model, once per process, off the first visitor's path
+assets.install()          # Streamlit's bundle gzipped once (ui/runtime/bundle.py); the charts' files cached
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 style.inject()            # the one stylesheet (ui/elements/style.py): phones and projectors
 

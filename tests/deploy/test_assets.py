@@ -1,6 +1,8 @@
 """On a started server (`streamlit run app.py`, as deployed): plotly.js and the components' files are
 served gzipped from one compression, plotly under a content-hashed name for a year, the components'
-index.js with a strong ETag, and a conditional request gets 304 (ui/runtime/assets.py).  The page is
+index.js with a strong ETag, and a conditional request gets 304 (ui/runtime/assets.py); Streamlit's own
+bundle, named by the root document, is served gzipped with Streamlit's one-year lifetime
+(ui/runtime/bundle.py).  The page is
 run once over the websocket first, as a browser's first visit does: that run publishes the files."""
 
 from __future__ import annotations
@@ -87,3 +89,45 @@ def test_the_rest_of_the_route_is_streamlits(server):
     assert get(server + ROUTE + "roofline.plotlyjs/plotly.min.0000000000000000.js")[0] == 404
     assert get(server + ROUTE + "roofline.live_chart/../../app.py")[0] in (400, 404)
     assert get(server + "/_stcore/health")[2] == b"ok"
+
+
+def bundle_files(url: str) -> list[str]:
+    """The bundle files the root document names (its scripts, preloads and stylesheet)."""
+    status, _, html = get(url + "/")
+    assert status == 200
+    return sorted(set(re.findall(r'(?:src|href)="\.?/?(static/(?:js|css)/[^"]+)"', html.decode())))
+
+
+def test_streamlits_bundle_is_served_gzipped_and_kept_a_year(server):
+    from ui.runtime import streamlit_internals
+
+    root, _ = streamlit_internals.static_bundle()
+    files = bundle_files(server)
+    assert any(f.startswith("static/js/index.") for f in files) and any(f.endswith(".css") for f in files)
+    raw_total = wire_total = 0
+    for f in files:
+        raw = (root / f).read_bytes()
+        status, h, body = get(f"{server}/{f}", accept_encoding="gzip, deflate, br, zstd")
+        assert status == 200 and h["cache-control"] == "public, immutable, max-age=31536000", f
+        if len(raw) < 500:                       # too small to gain: Streamlit's route, uncompressed
+            assert "content-encoding" not in h and body == raw, f
+            continue
+        assert h["content-encoding"] == "gzip" and h["vary"] == "Accept-Encoding", f
+        assert gzip.decompress(body) == raw, f
+        raw_total, wire_total = raw_total + len(raw), wire_total + len(body)
+        status, _, again = get(f"{server}/{f}", accept_encoding="gzip", if_none_match=h["etag"])
+        assert (status, again) == (304, b""), f
+    assert raw_total > 1_000_000 and wire_total < raw_total / 2        # JavaScript compresses about 3×
+
+
+def test_the_bundle_without_gzip_or_with_a_range_is_streamlits_as_before(server):
+    from ui.runtime import streamlit_internals
+
+    root, _ = streamlit_internals.static_bundle()
+    f = next(f for f in bundle_files(server) if f.startswith("static/js/index."))
+    raw = (root / f).read_bytes()
+    status, h, body = get(f"{server}/{f}")
+    assert status == 200 and "content-encoding" not in h and body == raw
+    status, h, body = get(f"{server}/{f}", accept_encoding="gzip", range="bytes=0-99")
+    assert status == 206 and body == raw[:100]
+    assert get(f"{server}/static/../app.py", accept_encoding="gzip")[0] in (400, 404)

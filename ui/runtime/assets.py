@@ -5,7 +5,8 @@ Why: Streamlit's component asset route (`/_stcore/bidi-components/<component>/<f
 and has its gzip layer compress it at level 9 on every request, and answers with `Cache-Control: public`
 and no validator, so a browser cannot keep it: every full page load, first visit or not, cost the server
 ≈0.15 s of CPU (0.3 s when busy) and the viewer 1.6 MB (plotly.min.js, 4.8 MB → 1.5 MB, and KaTeX).
-Streamlit's own /static bundles are named by their content and served `immutable` for a year.
+Streamlit's own /static bundles are named by their content and served `immutable` for a year (and, through
+ui/runtime/bundle.py, gzipped once per process as well).
 
 What this module does instead, for the files the app's elements publish (`publish`):
 
@@ -88,7 +89,7 @@ def _content_type(name: str) -> str:
     return TYPES.get(ext) or mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
-def _body(name: str, raw: bytes) -> Body:
+def body_of(name: str, raw: bytes) -> Body:
     return Body(gzip.compress(raw, compresslevel=GZIP_LEVEL, mtime=0), len(raw),
                 hashlib.sha256(raw).hexdigest()[:HASH_CHARS], _content_type(name))
 
@@ -107,6 +108,13 @@ def _install() -> bool:
                 print("roofline: component assets served by Streamlit's route, uncached (no gzip layer "
                       "to serve them before)", file=sys.stderr)
     return _serving
+
+
+def install() -> bool:
+    """Put this module (and ui/runtime/bundle.py, Streamlit's own bundle gzipped once) before Streamlit's routes;
+    False where it cannot be.  `publish` installs it too; the app calls it on its first run, so the visitors
+    after that one get the bundle compressed."""
+    return _install()
 
 
 def publish(entry: tuple[str, Path, str], libraries: list[tuple[str, Path, str]]) -> bool:
@@ -159,9 +167,9 @@ def _build(libs: list, entry_job: tuple | None) -> None:
                 renames = dict(_renames)
             for plain, hashed in renames.items():
                 text = text.replace(plain, hashed)
-            asset.body.set_result(_body(name, text.encode("utf-8")))
+            asset.body.set_result(body_of(name, text.encode("utf-8")))
     for name, raw, asset, hashed in raws:
-        body = _body(name, raw)
+        body = body_of(name, raw)
         asset.body.set_result(body)
         hashed.body.set_result(body)
 
@@ -175,7 +183,7 @@ def _drop(asset: Asset, exc: BaseException) -> None:
 
 # ---------------------------------------------------------------- HTTP
 
-def _headers(scope: dict) -> dict[str, str]:
+def request_headers(scope: dict) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
 
 
@@ -194,17 +202,15 @@ def accepts_gzip(accept_encoding: str | None) -> bool:
     return False
 
 
-def _matches(if_none_match: str | None, body: Body) -> bool:
+def etag_matches(if_none_match: str | None, body: Body) -> bool:
     if not if_none_match:
         return False
     tags = {t.strip().removeprefix("W/") for t in if_none_match.split(",")}
     return "*" in tags or bool(tags & {body.etag(True), body.etag(False)})
 
 
-def asset_for(scope: dict) -> Asset | None:
-    """The published asset a GET or HEAD request asks for, or None."""
-    if scope.get("method") not in ("GET", "HEAD"):
-        return None
+def request_path(scope: dict) -> str:
+    """The request's path with the ASGI root path and Streamlit's base URL taken off."""
     path: str = scope.get("path", "")
     root = scope.get("root_path", "")
     if root and path.startswith(root):
@@ -214,6 +220,14 @@ def asset_for(scope: dict) -> Asset | None:
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     if base and path.startswith(f"/{base}/"):
         path = path[len(base) + 1:]
+    return path
+
+
+def asset_for(scope: dict) -> Asset | None:
+    """The published asset a GET or HEAD request asks for, or None."""
+    if scope.get("method") not in ("GET", "HEAD"):
+        return None
+    path = request_path(scope)
     if not path.startswith(ROUTE):
         return None
     return _table.get(path[len(ROUTE):])
@@ -231,23 +245,23 @@ async def answer(scope: dict) -> tuple[int, list[tuple[bytes, bytes]], bytes] | 
         body: Body = await asyncio.wrap_future(asset.body)
     except Exception:
         return None
-    req = _headers(scope)
+    req = request_headers(scope)
     gz = accepts_gzip(req.get("accept-encoding"))
     headers = {"etag": body.etag(gz), "cache-control": asset.cache_control, "vary": "Accept-Encoding"}
     cors = streamlit_internals.cors_origin(req.get("origin"))
     if cors:
         headers["access-control-allow-origin"] = cors
-    if _matches(req.get("if-none-match"), body):
-        return 304, _encode(headers), b""
+    if etag_matches(req.get("if-none-match"), body):
+        return 304, encode_headers(headers), b""
     data = body.gz if gz else gzip.decompress(body.gz)
     headers.update({"content-type": body.content_type, "content-length": str(len(data)),
                     "x-content-type-options": "nosniff"})
     if gz:
         headers["content-encoding"] = "gzip"
-    return 200, _encode(headers), b"" if scope.get("method") == "HEAD" else data
+    return 200, encode_headers(headers), b"" if scope.get("method") == "HEAD" else data
 
 
-def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+def encode_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
 
@@ -255,6 +269,10 @@ async def respond(scope: dict, receive: Any, send: Any) -> bool:
     """The ASGI handler `serve_http_first` asks first: True when it answered the request."""
     try:
         got = await answer(scope)
+        if got is None:
+            from ui.runtime import bundle
+
+            got = await bundle.answer(scope)
     except Exception as exc:            # never break a request: Streamlit's route answers it instead
         print(f"roofline: asset request left to Streamlit ({type(exc).__name__}: {exc})", file=sys.stderr)
         return False

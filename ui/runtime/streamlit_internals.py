@@ -108,6 +108,18 @@ def cors_origin(origin: str | None) -> str | None:
     return origin if origin and is_allowed_origin(origin) else None
 
 
+def static_bundle() -> tuple[Path, int]:
+    """(Streamlit's static folder, resolved; the max-age in seconds its static route gives a hashed bundle file).
+
+    Why: ui/runtime/bundle.py answers requests for those files with the headers Streamlit's route gives them;
+    Streamlit 1.67 keeps both in `streamlit.file_util` and `…starlette.starlette_server_config`, with no public
+    accessor (tests/ui/runtime/test_bundle.py and tests/deploy/test_assets.py fail if they move)."""
+    from streamlit import file_util
+    from streamlit.web.server.starlette.starlette_server_config import STATIC_ASSET_CACHE_MAX_AGE_SECONDS
+
+    return Path(file_util.get_static_dir()).resolve(), int(STATIC_ASSET_CACHE_MAX_AGE_SECONDS)
+
+
 # ---------------------------------------------------------------- a session's event loop (ui/runtime/coalesce.py)
 
 # The ScriptRunner events that end a run (streamlit.runtime.scriptrunner.ScriptRunnerEvent values).

@@ -1,0 +1,128 @@
+"""Streamlit's own frontend bundle (`/static/js/…`, `/static/css/…`) served gzipped, each file compressed once per
+process.
+
+Why: Streamlit 1.67 serves its bundle uncompressed on purpose (`SelectiveGZipMiddleware` bypasses `/static/`):
+its gzip layer would compress every response again, and it counts on a reverse proxy or CDN to compress.  A
+first visit to this app then moves ≈5.1 MB of Streamlit's JavaScript through the Python process, and when a
+lecture hall's phones open the link at once, that queue, not the app's runs, sets how long they wait
+(docs/performance.md, "Burst").  Compressed once and kept in memory, the same files are ≈1.3 MB on the wire
+and cost no CPU per request.
+
+What is answered here (through `ui/runtime/assets.respond`, which `streamlit_internals.serve_http_first` asks
+before Streamlit's routes): a GET or HEAD of a regular `.js`, `.css`, `.json` or `.svg` file of at least
+`MIN_BYTES` under Streamlit's static folder, without a `Range` header, from a client that accepts gzip.  The
+reply carries the headers Streamlit's static route gives that file (its content type and Streamlit's one-year
+`immutable` Cache-Control: the names are content-hashed), plus `Content-Encoding: gzip`, `Vary:
+Accept-Encoding` and a strong ETag (a matching `If-None-Match` gets 304).  Everything else — the root
+document, fonts and images, ranges, clients without gzip, a path that is not a plain file inside the folder —
+goes on to Streamlit's route unchanged.  The first request for a file compresses it in a worker thread
+(≈15 ms for the largest, once); requests that arrive meanwhile wait for the same result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+
+from ui.runtime import assets, streamlit_internals
+
+ROUTE = "/static/"
+TYPES = frozenset({".js", ".css", ".json", ".svg"})     # text that compresses; fonts and images already are
+MIN_BYTES = 500                                          # as Streamlit's gzip layer: smaller files gain nothing
+MAX_BYTES = 64 << 20                                     # never read a stray large file into memory
+_SAFE = re.compile(r"/static/[A-Za-z0-9_][A-Za-z0-9._/-]*")
+
+_lock = threading.Lock()
+_bodies: dict[str, Future] = {}                          # path under the static folder → Future[Body | None]
+_root: Path | None = None                               # tests: a folder of their own
+_streamlit_static: tuple[Path, int] | None = None
+
+
+def _streamlit() -> tuple[Path, int]:
+    """(Streamlit's static folder, the max-age of its bundle files), looked up once."""
+    global _streamlit_static
+    if _streamlit_static is None:
+        _streamlit_static = streamlit_internals.static_bundle()
+    return _streamlit_static
+
+
+def cache_control() -> str:
+    """The Cache-Control Streamlit's static route gives a hashed bundle file."""
+    return f"public, immutable, max-age={_streamlit()[1]}"
+
+
+def static_root() -> Path:
+    """Streamlit's static folder (the one holding index.html and `static/`), resolved."""
+    return _root or _streamlit()[0]
+
+
+def file_for(path: str, root: Path | None = None) -> Path | None:
+    """The file a request path (`/static/js/index.ab12.js`, base URL already removed) names, when it is one this
+    module serves; None otherwise."""
+    if not _SAFE.fullmatch(path) or ".." in path or "//" in path:
+        return None
+    root = root or static_root()
+    f = (root / path.lstrip("/")).resolve()
+    if f.suffix.lower() not in TYPES or not f.is_relative_to(root / "static"):
+        return None
+    try:
+        size = f.stat().st_size if f.is_file() else -1
+    except OSError:
+        return None
+    return f if MIN_BYTES <= size <= MAX_BYTES else None
+
+
+def _compress(f: Path, fut: Future) -> None:
+    try:
+        raw = f.read_bytes()
+        fut.set_result(assets.body_of(f.name, raw))
+    except Exception as exc:              # the route serves it instead
+        print(f"roofline: {f.name} left to Streamlit's static route ({type(exc).__name__}: {exc})", file=sys.stderr)
+        fut.set_result(None)
+
+
+def body_future(f: Path) -> Future:
+    """The file's compressed body, computed once per process (in a worker thread for the first request)."""
+    key = str(f)
+    with _lock:
+        fut = _bodies.get(key)
+        if fut is not None:
+            return fut
+        fut = _bodies[key] = Future()
+    threading.Thread(target=_compress, args=(f, fut), name="roofline-bundle", daemon=True).start()
+    return fut
+
+
+async def answer(scope: dict) -> tuple[int, list[tuple[bytes, bytes]], bytes] | None:
+    """(status, headers, body) for a bundle file this module serves; None leaves the request to Streamlit."""
+    if scope.get("method") not in ("GET", "HEAD"):
+        return None
+    req = assets.request_headers(scope)
+    if "range" in req or not assets.accepts_gzip(req.get("accept-encoding")):
+        return None
+    path = assets.request_path(scope)
+    if not path.startswith(ROUTE):
+        return None
+    f = file_for(path)
+    if f is None:
+        return None
+    body = await asyncio.wrap_future(body_future(f))
+    if body is None:
+        return None
+    headers = {"etag": body.etag(True), "cache-control": cache_control(), "vary": "Accept-Encoding"}
+    if assets.etag_matches(req.get("if-none-match"), body):
+        return 304, assets.encode_headers(headers), b""
+    headers.update({"content-type": body.content_type, "content-length": str(len(body.gz)),
+                    "content-encoding": "gzip", "x-content-type-options": "nosniff"})
+    return 200, assets.encode_headers(headers), b"" if scope["method"] == "HEAD" else body.gz
+
+
+def cached() -> dict[str, int]:
+    """File → compressed bytes, for every bundle file compressed so far (tests, benches)."""
+    with _lock:
+        futs = dict(_bodies)
+    return {k: len(f.result().gz) for k, f in futs.items() if f.done() and f.result() is not None}
