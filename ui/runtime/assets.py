@@ -27,6 +27,8 @@ first run publishes the files (≈0.15 s of CPU, once); a request that comes fir
 The requests reach this module through `streamlit_internals.serve_http_first` (Streamlit has no hook of
 its own).  Where that is not possible, or a file cannot be read, nothing is rewritten and Streamlit's
 route serves the plain names as before: the charts still draw, only uncached (said once on stderr).
+`ROOFLINE_ASSETS=off` in the server's environment leaves everything to Streamlit's routes: the
+configuration benches compare against (`ROOFLINE_ASSETS=off python bench/bench_burst.py --first-load`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import mimetypes
+import os
 import sys
 import threading
 from concurrent.futures import Future
@@ -48,6 +51,7 @@ IMMUTABLE = "public, max-age=31536000, immutable"      # a content-hashed name: 
 REVALIDATE = "no-cache"                                # a plain name: stored, revalidated before each use
 HASH_CHARS = 16                                        # hex digits of SHA-256 in a name and an ETag
 GZIP_LEVEL = 9
+OFF_ENV = "ROOFLINE_ASSETS"                            # "off": leave every asset to Streamlit's routes (benches)
 TYPES = {".js": "text/javascript; charset=utf-8", ".mjs": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8", ".json": "application/json"}
 
@@ -96,6 +100,9 @@ def body_of(name: str, raw: bytes) -> Body:
 
 def _install() -> bool:
     global _serving
+    if _serving is None and os.environ.get(OFF_ENV, "").lower() in ("off", "0", "no"):
+        _serving = False          # benches: Streamlit's own routes, as where this layer cannot install
+        print(f"roofline: assets served by Streamlit's routes ({OFF_ENV}=off)", file=sys.stderr)
     if _serving is None:
         try:
             _serving = streamlit_internals.serve_http_first(respond)

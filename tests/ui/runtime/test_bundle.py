@@ -141,3 +141,13 @@ def test_streamlits_static_folder_and_bundle_lifetime_are_where_bundle_looks():
     root, age = streamlit_internals.static_bundle()
     assert (root / "index.html").is_file() and any((root / "static" / "js").glob("index.*.js"))
     assert age == 365 * 24 * 60 * 60
+
+
+def test_roofline_assets_off_leaves_everything_to_streamlit(monkeypatch, capsys):
+    from ui.runtime import streamlit_internals
+
+    monkeypatch.setattr(assets, "_serving", None)
+    monkeypatch.setenv(assets.OFF_ENV, "off")
+    monkeypatch.setattr(streamlit_internals, "serve_http_first", lambda handler: pytest.fail("installed"))
+    assert assets.install() is False
+    assert "ROOFLINE_ASSETS=off" in capsys.readouterr().err
