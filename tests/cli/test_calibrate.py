@@ -40,7 +40,7 @@ def test_json_for_one_publisher_equals_the_module(capsys):
 
 def test_model_alias_and_hardware_filters(capsys):
     d = run_json(capsys, "calibrate", "--model", "DeepSeek-R1", "--hardware", "gb200")
-    assert d["count"] == len(cal.select(ITEMS, model="deepseek-v3", hardware="gb200")) == 9
+    assert d["count"] == len(cal.select(ITEMS, model="deepseek-v3", hardware="gb200")) == 10
     assert {r["hardware"] for r in d["points"]} == {"gb200"} and {r["model"] for r in d["points"]} == {"deepseek-v3"}
 
 
@@ -114,7 +114,7 @@ def test_cross_validation_json_is_the_modules(capsys):
 
 def test_cross_validation_by_model_names_each_points_model(capsys):
     d = run_json(capsys, "calibrate", "--cv", "model")
-    assert {r["group"] for r in d["points"]} == {m.model for m in ITEMS.values()} and d["groups"] == 10
+    assert {r["group"] for r in d["points"]} == {m.model for m in ITEMS.values()} and d["groups"] == 11
     assert d["median_abs_error"] == pytest.approx(cal.built_in_cv("model").median_error)
 
 
@@ -123,7 +123,7 @@ def test_cross_validation_of_a_selection_fits_only_the_selection(capsys):
     sel = cal.select(ITEMS, publisher="NVIDIA")
     cv = cal.cross_validate(sel, "chip")
     assert d["count"] == len(sel) and d["median_abs_error"] == pytest.approx(cv.median_error)
-    assert {r["group"] for r in d["points"]} == {"h100", "h200", "b200", "gb200"}
+    assert {r["group"] for r in d["points"]} == {"h100", "h200", "b200", "gb200", "gb300"}
 
 
 def test_cross_validation_table(capsys):
