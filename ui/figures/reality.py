@@ -106,6 +106,9 @@ def frontier(speed: np.ndarray, tps_ideal: np.ndarray, *, u_unlimited: np.ndarra
     return spec.figure()
 
 
+STRIP_ROW_PX, STRIP_ROW_PX_MANY, STRIP_ROOMY_ROWS = 80, 52, 10   # px per publisher row: roomy up to 10 rows
+
+
 def efficiency_strip(groups: Sequence[str], names: Sequence[str], efficiency: np.ndarray, in_selection: np.ndarray,
                      current: int | None, *, title: str = "Measured ÷ ideal bound, every measurement") -> go.Figure:
     """One dot per measurement at its efficiency [%] (log x), one row per group (publisher); the points in
@@ -140,7 +143,8 @@ def efficiency_strip(groups: Sequence[str], names: Sequence[str], efficiency: np
     lo = max(min(float(finite.min()) / 1.5, 10.0), 0.01) if finite.size else 0.1
     hi = max(150.0, float(finite.max()) * 1.5) if finite.size else 150.0
     ticks = [v for v in (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100) if lo <= v <= hi]
-    spec.layout = base_layout(title, hovermode="closest", height=max(360, 150 + 80 * len(order)), showlegend=False,
+    row_px = STRIP_ROW_PX if len(order) <= STRIP_ROOMY_ROWS else STRIP_ROW_PX_MANY
+    spec.layout = base_layout(title, hovermode="closest", height=max(360, 150 + row_px * len(order)), showlegend=False,
                               margin={"l": 130, "r": 30, "t": 60, "b": 70},
                               xaxis=axis("measured ÷ ideal bound [%]", range=[float(np.log10(lo)), float(np.log10(hi))],
                                          tickvals=ticks, ticktext=[f"{v:g} %" for v in ticks]),

@@ -80,6 +80,15 @@ def test_efficiency_strip_rows_colours_and_the_chosen_one():
     assert lo <= 20 and hi >= 100
 
 
+def test_efficiency_strip_rows_are_tighter_when_there_are_many_publishers():
+    """Up to 10 rows 80 px each; more (twenty publishers) 52 px each, so the strip stays about a screen tall."""
+    def height(n_groups: int) -> float:
+        groups = [f"p{i}" for i in range(n_groups)]
+        return fig_reality.efficiency_strip(groups, groups, np.full(n_groups, 0.3), np.ones(n_groups, bool),
+                                            None).layout.height
+    assert height(3) == 390 and height(10) == 150 + 80 * 10 and height(20) == 150 + 52 * 20
+
+
 def test_builders_validate_on_the_real_measurements():
     items = presets.measurement_presets()
     c = cal.check(items)
