@@ -17,7 +17,6 @@ from ui.state import dials
 from ui.state.view import render_sidebar
 
 coalesce.install()        # one event-loop wake-up per burst of messages (ui/runtime/coalesce.py)
-warm.start()              # the fitted efficiency model, once per process, off the first visitor's path
 assets.install()          # Streamlit's bundle gzipped once (ui/runtime/bundle.py); the charts' files cached
 st.set_page_config(page_title="roofline · LLM inference economics", page_icon="📈", layout="wide")
 style.inject()            # the one stylesheet (ui/elements/style.py): phones and projectors
@@ -105,3 +104,4 @@ def shell() -> None:
 
 
 shell()
+warm.start()   # the full fit and its cross-validation, once per process, after the first page (ui/runtime/warm.py)

@@ -33,18 +33,20 @@ CV_KIND = "k5"                  # the band's cross-validation: a random fifth he
 IDEAL_NAME, PREDICTED_NAME, BAND_NAME = figures.IDEAL_NAME, figures.PREDICTED_NAME, figures.BAND_NAME
 
 
-def fit() -> cal.EfficiencyFit:
-    """The efficiency model fitted to every built-in measurement (cached in model.calibrate)."""
-    return cal.built_in_fit()
+def fit() -> cal.FitSummary:
+    """The efficiency model fitted to every built-in measurement, with its five-fold held-out band and median
+    error (`model.calibrate.built_in_summary`: stored beside the model when current, else fitted; cached)."""
+    return cal.built_in_summary()
 
 
 def band() -> tuple[float, float]:
     """(lo, hi): the 10th and 90th percentiles of held-out predicted ÷ measured (five-fold)."""
-    return cal.built_in_cv(CV_KIND).band
+    return fit().band
 
 
-def held_out() -> cal.CrossValidation:
-    return cal.built_in_cv(CV_KIND)
+def held_out() -> cal.FitSummary:
+    """The five-fold held-out band and median error (and the fit they belong to)."""
+    return fit()
 
 
 def is_predicted(value: str) -> bool:

@@ -259,7 +259,7 @@ model = view.system.model
 sidebar_dep = view.system.deployment
 eff_choice = ss["pl_eff"]
 ideal, predicted = eff_choice == "ideal", eff_choice == "predicted"
-fitted = cal.built_in_fit() if predicted else None
+fitted = cal.built_in_summary() if predicted else None
 plan_dep = sidebar_dep.with_(mfu=1.0, bw_util=1.0) if ideal else sidebar_dep
 a = plan_dep.tokens_per_step
 try:

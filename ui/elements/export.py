@@ -12,16 +12,18 @@ or `ROOFLINE_CHART=plotly` is set.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from ui.elements import live_chart
 from ui.figures.batch import PLOTLY_CONFIG
 from ui.figures.plot import NOW_META, PANELS_META, ROOM_META, as_plotly, panel_of
+
+if TYPE_CHECKING:        # pandas is imported when a CSV is built (a click), not with the page: ≈0.5 s of a first run
+    import pandas as pd
 
 IMAGE_FORMATS = ("png", "svg")
 SIZE = {"width": 1600, "height": 900}
@@ -83,6 +85,8 @@ def _chart(titles: list[str], xref: Any) -> str:
 def figure_frame(fig: go.Figure) -> pd.DataFrame:
     """The plotted points of every trace, long format: chart, trace, x, y (z and the map's row/col for
     heatmaps).  "chart" is the figure's title, or on a figure of panels the trace's panel's title."""
+    import pandas as pd
+
     titles = panel_titles(fig)
     rows: list[pd.DataFrame] = []
     dots = iter([s for s in (fig.layout.shapes or ()) if s.name == NOW_META])   # Spec.now_point's dots, in order

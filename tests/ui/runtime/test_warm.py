@@ -34,8 +34,8 @@ def test_threads_asking_at_once_share_one_fit(monkeypatch):
 
 def test_start_warms_once_per_process(monkeypatch):
     monkeypatch.setattr(warm, "_started", threading.Event())
-    t = warm.start()
-    assert t is not None and t.daemon
+    t = warm.start(delay_s=0.0)
+    assert t is not None and t.daemon and t.name == "roofline-warm"
     assert warm.start() is None                      # once per process
     t.join(timeout=120)
     assert not t.is_alive()
