@@ -17,11 +17,13 @@ def test_the_stored_summary_is_current_and_equals_the_fit():
                                 f"({', '.join(cal.SUMMARY_INPUTS)}): run `python -m model.store_fit`")
     fit, cv = cal.built_in_fit(), cal.built_in_cv("k5")
     assert stored.n == fit.n == len(cv.keys)
+    # 1e-5: the fit converges to a relative cost change of 1e-12, so another machine's BLAS may end it a few
+    # parts per million away; the pages print three significant digits.
     for name, value in fit.efficiency.as_dict().items():
         got = getattr(stored.efficiency, name)
-        assert (got is None and value is None) or got == pytest.approx(value, rel=1e-9, abs=1e-15), name
-    assert stored.band == pytest.approx(cv.band, rel=1e-9)
-    assert stored.median_error == pytest.approx(cv.median_error, rel=1e-9)
+        assert (got is None and value is None) or got == pytest.approx(value, rel=1e-5, abs=1e-12), name
+    assert stored.band == pytest.approx(cv.band, rel=1e-5)
+    assert stored.median_error == pytest.approx(cv.median_error, rel=1e-5)
 
 
 def test_a_summary_from_other_inputs_is_not_used(tmp_path):
