@@ -84,7 +84,7 @@ def predicted_dense(s: System, batch, context) -> tuple[np.ndarray, np.ndarray, 
     t = max((t_matmul + t_attn)/η_c, (t_weights + t_kv)/η_bw); cost = the roofline's × t / t_ideal (the same
     tokens per chip-hour).  Returns (t_step [s], $/Mtok, fits in HBM)."""
     from model import calibrate, decode_step
-    e = calibrate.built_in_fit().efficiency
+    e = calibrate.built_in_summary().efficiency   # what the pages read
     r = decode_step(s.with_(mfu=1.0, bw_util=1.0, mode="lecture"), batch, context)
     t = np.maximum((r.t_matmul_s + r.t_attn_s) / e.compute, (r.t_weights_s + r.t_kv_s) / e.bandwidth)
     return t, r.usd_per_mtok * t / r.t_step_s, r.fits

@@ -403,7 +403,7 @@ def test_predicted_is_the_default_and_is_plan_on_the_fitted_model():
     predicted metrics, which the caption quotes) all follow from `plan(..., efficiency=…)` called here."""
     at = pl_app({**V1, "pl_hw": "h100,mi355x"})
     assert at.session_state["pl_eff"] == "predicted" and "pl_eff" not in written(at)
-    fitted = cal.built_in_fit()
+    fitted = cal.built_in_summary()                  # what the page reads (equal to the fit: test_calibrate_summary)
     res = planned(at, ["h100", "mi355x"], 2000, 500, 1.0, 0.05, efficiency=fitted.efficiency)
     assert res.efficiency["source"] == "predicted"
     best = res.point(res.best)

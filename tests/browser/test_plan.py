@@ -33,7 +33,7 @@ def _expected():
     the thinned dots (ui/figures/plan.py)."""
     hw = presets.hardware_presets()
     res = plan(presets.get("model", "deepseek-v3"), {k: hw[k] for k in CHIPS}, Traffic.single(2000, 500),
-               ttft_s=1.0, tpot_s=0.05, efficiency=calibrate.built_in_fit().efficiency)   # the page's default
+               ttft_s=1.0, tpot_s=0.05, efficiency=calibrate.built_in_summary().efficiency)   # the page's default
     p = res.points
     fits = np.flatnonzero(p["fits"])
     y = p["usd_per_mtok"][fits]
