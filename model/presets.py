@@ -36,7 +36,8 @@ from .specs import COMPUTE_DTYPES, DTYPE_BYTES, Hardware, ModelArch, _Spec, chec
 
 PRESET_DIR = Path(__file__).resolve().parents[1] / "presets"
 SCHEMA = "roofline-presets/1"
-MAX_FILE_BYTES = 256 * 1024
+MAX_FILE_BYTES = 256 * 1024          # a user's own file (upload or --hardware/--measurements FILE)
+BUILTIN_MAX_BYTES = 4 * 1024 * 1024  # the project's own preset files: read from the checkout, not a stranger
 ENTRY_KEYS = {"source", "date", "note", "aliases"}
 
 
@@ -270,12 +271,13 @@ def parse_item(kind: str, key: str, raw: Any, *, require_sources: bool = True) -
     return spec
 
 
-def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: bool = True) -> dict[str, _Spec]:
+def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: bool = True,
+               max_bytes: int = MAX_FILE_BYTES) -> dict[str, _Spec]:
     """Parse a whole preset document (YAML or JSON).  `kind` must match the file's when given.
 
     `require_sources=False` for a user's own file: numbers may come without source and date (see
-    `unsourced_fields`); every other rule holds."""
-    text = _decode(text)
+    `unsourced_fields`); every other rule holds.  `max_bytes`: the size cap (a user's file: MAX_FILE_BYTES)."""
+    text = _decode(text, max_bytes)
     try:
         doc = yaml.load(text, Loader=_Loader)  # JSON is YAML; a SafeLoader builds plain data only
     except yaml.YAMLError as e:
@@ -320,17 +322,17 @@ def parse_text(text: str | bytes, kind: str | None = None, *, require_sources: b
 MAX_ITEMS = 1000      # a user's measurement file: at most this many rows/items (each is a roofline to evaluate)
 
 
-def _decode(data: str | bytes) -> str:
+def _decode(data: str | bytes, max_bytes: int = MAX_FILE_BYTES) -> str:
     """Bytes → text under the size cap (UTF-8, a leading BOM dropped); PresetError otherwise."""
     if isinstance(data, bytes):
-        if len(data) > MAX_FILE_BYTES:
-            raise PresetError([f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}"])
+        if len(data) > max_bytes:
+            raise PresetError([f"file is {len(data):,} bytes; the limit is {max_bytes:,}"])
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             raise PresetError(["file is not UTF-8 text"]) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise PresetError([f"file is {len(data):,} characters; the limit is {MAX_FILE_BYTES:,}"])
+    if len(data) > max_bytes:
+        raise PresetError([f"file is {len(data):,} characters; the limit is {max_bytes:,}"])
     return data
 
 
@@ -424,7 +426,7 @@ def dump_item(spec: _Spec, kind: str, key: str, *, fmt: str = "yaml") -> str:
 @cache
 def _load_builtin(kind: str) -> dict[str, _Spec]:
     path = PRESET_DIR / FILES[kind]
-    return parse_text(path.read_bytes(), kind)
+    return parse_text(path.read_bytes(), kind, max_bytes=BUILTIN_MAX_BYTES)
 
 
 def load(kind: str) -> dict[str, _Spec]:

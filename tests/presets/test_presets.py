@@ -142,6 +142,24 @@ def test_oversized_file_is_rejected():
         parse_text(b"x" * (presets.MAX_FILE_BYTES + 1), "hardware")
 
 
+def test_the_projects_own_files_may_grow_past_a_users_cap(tmp_path, monkeypatch):
+    """A user's file is capped at MAX_FILE_BYTES (256 KiB); the built-in files at BUILTIN_MAX_BYTES, so the
+    measurements can keep growing.  The same document, padded past 256 KiB with a comment, loads as a built-in
+    file and is refused as a user's."""
+    doc = (presets.PRESET_DIR / presets.FILES["tier"]).read_bytes()
+    big = doc + b"\n#" + b"x" * (presets.MAX_FILE_BYTES + 1 - len(doc))
+    assert presets.MAX_FILE_BYTES < len(big) < presets.BUILTIN_MAX_BYTES
+    (tmp_path / presets.FILES["tier"]).write_bytes(big)
+    monkeypatch.setattr(presets, "PRESET_DIR", tmp_path)
+    presets._load_builtin.cache_clear()
+    try:
+        assert presets.load("tier").keys() == parse_text(doc, "tier").keys()
+    finally:
+        presets._load_builtin.cache_clear()
+    with pytest.raises(PresetError, match="limit"):
+        parse_text(big, "tier")
+
+
 def test_moe_models_carry_a_sourced_moe_layer_count():
     # Every MoE preset names its MoE layers, sourced to the model's config.json with a date.
     for key, m in presets.model_presets().items():
