@@ -25,7 +25,7 @@ import asyncio
 import re
 import sys
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from ui.runtime import assets, streamlit_internals
@@ -85,15 +85,22 @@ def _compress(f: Path, fut: Future) -> None:
         fut.set_result(None)
 
 
+_pool: ThreadPoolExecutor | None = None
+
+
 def body_future(f: Path) -> Future:
-    """The file's compressed body, computed once per process (in a worker thread for the first request)."""
+    """The file's compressed body, computed once per process (by a worker of one small pool, so a first visit's
+    few dozen files start no thread each on the event loop)."""
+    global _pool
     key = str(f)
     with _lock:
         fut = _bodies.get(key)
         if fut is not None:
             return fut
         fut = _bodies[key] = Future()
-    threading.Thread(target=_compress, args=(f, fut), name="roofline-bundle", daemon=True).start()
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="roofline-bundle")
+    _pool.submit(_compress, f, fut)
     return fut
 
 
