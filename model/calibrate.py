@@ -53,7 +53,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from os import PathLike
 from pathlib import Path, PurePath
@@ -427,12 +427,16 @@ class Efficiency:
     compute         η_c    achieved ÷ peak FLOP/s on decode matmuls (dense weights) and attention [-]
     prefill         η_p    achieved ÷ peak FLOP/s on the prompt work a step carries (matmuls of
                            the dense weights and the prompt's attention); None: η_c             [-]
-    expert          η_e    achieved ÷ peak FLOP/s on routed-expert matmuls (decode and prompt)   [-]
+    expert          η_e    achieved ÷ peak FLOP/s on routed-expert matmuls (decode and prompt),
+                           when expert_size_half is 0                                           [-]
     layer_s         t_ℓ    fixed time per transformer layer in every step (launches,
                            synchronisation), not divided among chips                            [s]
     prompt_layer_s  t_ℓp   further time per layer in a step that carries prompt work (run
                            without a captured CUDA graph), paid with probability 1 − e^(−λ),
                            λ = B·a/O new prompts per step                                       [s]
+    expert_size_half s½    when > 0, the routed experts run at η_c · s/(s + s½) instead of η_e,
+                           s = d_model × moe_intermediate_size, one expert matrix's elements:
+                           small experts are small GEMMs, far from η_c; large ones near it     [elements]
     """
 
     bandwidth: float = 1.0
@@ -441,17 +445,53 @@ class Efficiency:
     expert: float = 1.0
     layer_s: float = 0.0
     prompt_layer_s: float = 0.0
+    expert_size_half: float = 0.0
 
     @property
     def prompt(self) -> float:
         """η_p as used: the prompt efficiency, or η_c when it has none of its own."""
         return self.compute if self.prefill is None else self.prefill
 
+    def expert_at(self, size):
+        """The routed-expert efficiency for experts of `size` elements (d_model × moe_intermediate_size; an
+        array): η_c · s/(s + s½) when s½ > 0 and the size is known (> 0), else η_e."""
+        if self.expert_size_half <= 0:
+            return self.expert
+        s = np.asarray(size, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(s > 0, self.compute * s / (s + self.expert_size_half), self.expert)
+
+    def for_model(self, model) -> Efficiency:
+        """These terms with the routed-expert efficiency resolved for `model` (s½ folded into η_e): what a
+        caller that prices one model's FLOPs (the planner, the predicted step, its equation) divides by."""
+        if self.expert_size_half <= 0:
+            return self
+        return replace(self, expert=float(self.expert_at(expert_size(model))), expert_size_half=0.0)
+
     def as_dict(self) -> dict[str, float | None]:
         return {f: (None if getattr(self, f) is None else float(getattr(self, f))) for f in ALL_TERMS}
 
 
-ALL_TERMS = ("bandwidth", "compute", "prefill", "expert", "layer_s", "prompt_layer_s")
+def expert_phrase(eff: Efficiency, model=None) -> str:
+    """How the routed experts run under `eff`, in words for a caption: for `model`'s experts when it has them."""
+    if eff.expert_size_half <= 0:
+        return f"routed experts at {100 * eff.expert:.3g} % of peak"
+    half = f"η_c · s/(s + {eff.expert_size_half / 1e6:.3g} M) for experts of s elements"
+    size = expert_size(model) if model is not None else 0.0
+    if size <= 0:
+        return f"routed experts at {half}"
+    return (f"routed experts at {100 * float(eff.expert_at(size)):.3g} % of peak ({half}; this model's are "
+            f"{model.d_model:,} × {model.moe_intermediate_size:,})")
+
+
+def expert_size(model) -> float:
+    """s = d_model × moe_intermediate_size: the elements of one routed-expert matrix (0 when unknown)."""
+    if not model.is_moe or model.moe_intermediate_size is None or model.d_model is None:
+        return 0.0
+    return float(model.d_model) * float(model.moe_intermediate_size)
+
+
+ALL_TERMS = ("bandwidth", "compute", "prefill", "expert", "layer_s", "prompt_layer_s", "expert_size_half")
 IDEAL = Efficiency()
 
 
@@ -490,6 +530,13 @@ TERMS: tuple[TermInfo, ...] = (
              "the token permutation around them, far from a dense GEMM's efficiency",
              "Gale et al., 'MegaBlocks: Efficient Sparse Training with Mixture-of-Experts' (arXiv 2211.15841, "
              "2022): grouped expert matmuls and their padding, dropping and imbalance"),
+    TermInfo("expert_size_half", "s½", "elements", "routed-expert size at half of η_c",
+             "an expert matrix of s = d_model × moe_intermediate_size elements is multiplied as one small GEMM "
+             "per expert per step: the smaller it is, the further from a dense GEMM's efficiency; the routed "
+             "experts run at η_c · s/(s + s½) (Mixtral's 4,096 × 14,336 near η_c, DeepSeek-V3's 7,168 × 2,048 "
+             "and Qwen3-30B's 2,048 × 768 far below it)",
+             "Gale et al., 'MegaBlocks: Efficient Sparse Training with Mixture-of-Experts' (arXiv 2211.15841, "
+             "2022): many small expert matmuls reach a fraction of a dense GEMM's throughput"),
     TermInfo("layer_s", "t_ℓ", "s", "fixed time per layer per step",
              "each layer runs its kernels one after another and waits for the slowest chip; this time "
              "does not shrink with more chips or a smaller batch (not fitted by default: the data cannot tell "
@@ -532,6 +579,7 @@ class Parts:
     chips: np.ndarray
     prompt_rate: np.ndarray
     b_cap: np.ndarray
+    esize: np.ndarray                # s: elements of one routed-expert matrix (0 for a dense model)
 
     def take(self, index) -> Parts:
         """The parts of the points selected by `index` (stacked parts only)."""
@@ -599,7 +647,7 @@ def parts_for(system: System, context, *, tokens_computed: float | None = None, 
     return Parts(mm * (1.0 - e) * full, mm * e * full, k * np.asarray(d.t_attn_s, float) * full,
                  pf_mm * (1.0 - e) * full, pf_mm * e * full, pf_at * full, t_w * full,
                  (np.asarray(d.t_kv_s, float) + pf_kv) * full, float(s.model.n_layers or 0) * full, a * full,
-                 C * full, rate * full, cap * full)
+                 C * full, rate * full, cap * full, expert_size(s.model) * full)
 
 
 _ATTENTION_DP = re.compile(r"\b(DP attention|attention DP|DP\d+)\b", re.IGNORECASE)
@@ -635,11 +683,13 @@ def predict_step(p: Parts, batch, eff: Efficiency = IDEAL) -> dict[str, np.ndarr
         t_fixed   = layers·[t_ℓ + t_ℓp·(1 − e^(−B·prompt_rate))]
         t_step    = max(t_compute, t_memory) + t_fixed                                             [s]
 
+    with η_e = η_c · s/(s + s½) for experts of s elements when s½ > 0 (`Efficiency.expert_at`).
+
     Returns t_step_s, t_compute_s, t_memory_s, t_fixed_s, bound ("compute" or "memory": the longer
     side), tokens_per_s_per_user = a / t_step and tokens_per_s_per_gpu = B·a / (C·t_step).
     """
     b = np.asarray(batch, float)
-    comp = b * ((p.dense + p.attn) / eff.compute + (p.expert + p.prefill_expert) / eff.expert
+    comp = b * ((p.dense + p.attn) / eff.compute + (p.expert + p.prefill_expert) / eff.expert_at(p.esize)
                 + (p.prefill_dense + p.prefill_attn) / eff.prompt)
     mem = (p.weights + b * p.kv) / eff.bandwidth
     fixed = p.layers * (eff.layer_s + eff.prompt_layer_s * -np.expm1(-b * p.prompt_rate))
@@ -778,6 +828,7 @@ def predict_decode_step(system: System, batch, context, eff: Efficiency, *, t_co
     (C·P·price/3600 · t_step/(P·B·a) · 1e6), hbm_bytes_per_chip and fits.
     """
     s = system.with_(mfu=1.0, bw_util=1.0, mode="per-phase")
+    eff = eff.for_model(s.model)
     d = s.deployment
     b = np.asarray(batch, float)
     k = float(d.tokens_per_step)
@@ -810,13 +861,16 @@ def predict_decode_step(system: System, batch, context, eff: Efficiency, *, t_co
 
 # ---------------------------------------------------------------- fitting the terms
 
-TIMES = ("layer_s", "prompt_layer_s")      # terms in seconds (fitted in log); the others are efficiencies
+TIMES = ("layer_s", "prompt_layer_s", "expert_size_half")   # positive terms, fitted in log; the rest: efficiencies
 # The terms `fit_points` fits by default: those that lowered the held-out error (docs/prediction.md, "Which
-# terms"); η_p and t_ℓ stay available to fit but did not.
-MODEL_TERMS = ("bandwidth", "compute", "expert", "prompt_layer_s")
-_STARTS = ({"bandwidth": 0.5, "compute": 0.5, "prefill": 0.5, "expert": 0.1, "layer_s": 1e-4, "prompt_layer_s": 5e-4},
-           {"bandwidth": 0.9, "compute": 0.5, "prefill": 0.4, "expert": 0.08, "layer_s": 4e-4, "prompt_layer_s": 1e-4},
-           {"bandwidth": 0.3, "compute": 0.3, "prefill": 0.3, "expert": 0.05, "layer_s": 1e-5, "prompt_layer_s": 1e-3})
+# terms"); η_p, η_e (one for every expert size) and t_ℓ stay available to fit but did not.
+MODEL_TERMS = ("bandwidth", "compute", "prompt_layer_s", "expert_size_half")
+_STARTS = ({"bandwidth": 0.5, "compute": 0.5, "prefill": 0.5, "expert": 0.1, "layer_s": 1e-4, "prompt_layer_s": 5e-4,
+             "expert_size_half": 15e6},
+           {"bandwidth": 0.9, "compute": 0.5, "prefill": 0.4, "expert": 0.08, "layer_s": 4e-4, "prompt_layer_s": 1e-4,
+             "expert_size_half": 60e6},
+           {"bandwidth": 0.3, "compute": 0.3, "prefill": 0.3, "expert": 0.05, "layer_s": 1e-5, "prompt_layer_s": 1e-3,
+             "expert_size_half": 4e6})
 _TIME_FLOOR = 1e-9              # s: a fitted fixed time this small is reported as 0
 
 
@@ -943,7 +997,8 @@ def _constrained(pts: Points) -> dict[str, bool]:
     return {"bandwidth": True, "compute": True,
             "prefill": bool(np.any(p.prefill_dense + p.prefill_attn > 0)),
             "expert": bool(np.any(p.expert + p.prefill_expert > 0)), "layer_s": bool(np.any(p.layers > 0)),
-            "prompt_layer_s": bool(np.any((p.prompt_rate > 0) & (p.layers > 0)))}
+            "prompt_layer_s": bool(np.any((p.prompt_rate > 0) & (p.layers > 0))),
+            "expert_size_half": bool(np.any((p.expert + p.prefill_expert > 0) & (p.esize > 0)))}
 
 
 def fit_points(pts: Points, terms: Iterable[str] = MODEL_TERMS) -> EfficiencyFit:

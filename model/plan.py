@@ -344,6 +344,7 @@ class _Rates:
     def of(cls, model: ModelArch, dep: Deployment, eff: Efficiency | None) -> _Rates:
         if eff is None:
             return cls(dep)
+        eff = eff.for_model(model)          # η_e of this model's experts (calibrate.Efficiency.expert_at)
         layers = float(model.n_layers or 0)
         return cls(dep.with_(mfu=1.0, bw_util=eff.bandwidth, mode="lecture"), 1.0 / eff.compute, 1.0 / eff.expert,
                    1.0 / eff.compute, 1.0 / eff.prompt, expert_share(model), float(dep.tokens_per_step), True,
@@ -972,6 +973,8 @@ def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, d
     prec = Precision(weights=cfg.weight_dtype, kv=cfg.kv_dtype, compute=cd)
     C, P, B = float(cfg.chips), cfg.pipeline_stages, float(cfg.batch)
     fitted = efficiency is not None
+    if fitted:
+        efficiency = efficiency.for_model(model)
     dep = deployment.with_(mfu=1.0, bw_util=1.0, mode="per-phase") if fitted else deployment
     s = System(hw, model, prec, dep.with_(chips=C, pipeline_stages=P))
     kind = "none" if C == 1 else "ep" if model.is_moe else "tp"

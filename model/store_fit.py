@@ -15,7 +15,8 @@ def main() -> int:
     s = calibrate.write_summary()
     e = s.efficiency
     print(f"{calibrate.SUMMARY_PATH.relative_to(calibrate.SUMMARY_PATH.parents[1])}: {s.n} measurements; "
-          f"η_bw {e.bandwidth:.3f}, η_c {e.compute:.3f}, η_e {e.expert:.3f}, t_ℓp {1e3 * e.prompt_layer_s:.3f} ms; "
+          f"η_bw {e.bandwidth:.3f}, η_c {e.compute:.3f}, s½ {e.expert_size_half / 1e6:.2f} M, "
+          f"t_ℓp {1e3 * e.prompt_layer_s:.3f} ms; "
           f"five-fold band {s.band[0]:.2f}–{s.band[1]:.2f}, median error {100 * s.median_error:.1f} %")
     return 0
 

@@ -131,8 +131,8 @@ def caption(system: System, lead: str = "Purple: predicted") -> str:
     if d.mode != "lecture":
         ignores.append(f"the {d.mode} roofline mode")
     return (f"{lead} by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
-            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, routed experts at "
-            f"{100 * e.expert:.3g} % of peak (docs/prediction.md); decode steps alone, no prompt work. "
+            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, "
+            f"{cal.expert_phrase(e, system.model)} (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
             f"{lo:.2f}–{hi:.2f} (median error {100 * cv.median_error:.3g} %), so a measured time or cost per "
             f"token lies between {lo:.2f}× and {hi:.2f}× the predicted one."

@@ -522,7 +522,7 @@ else:
 
         # ------------------------------------------------ the binding term, with its numbers
         if predicted:
-            e = eff_terms
+            e = eff_terms.for_model(model)          # η_e of this model's experts
             latex(predicted_step(ev, e, pt["batch"], model.n_layers or 0, a / O if agg else 0.0), key="plan.binding")
             st.caption(PREDICTED_NOTE)
             title = f"Where its decode step goes (predicted): {seconds(ev['t_step_s'])}"
@@ -538,10 +538,10 @@ else:
         if predicted:
             cv = estimate.held_out()
             lo, hi = cv.band
-            e = eff_terms
+            e = eff_terms.for_model(model)
             eff_text = (f"Planned on the **predicted** step: the efficiency model fitted to {fitted.n} published "
                         f"measurements — HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at "
-                        f"{100 * e.compute:.3g} %, routed experts at {100 * e.expert:.3g} % of peak, and "
+                        f"{100 * e.compute:.3g} %, {cal.expert_phrase(eff_terms, model)}, and "
                         f"{1e3 * e.prompt_layer_s:.3g} ms per layer of a step that carries prompt work "
                         f"(docs/prediction.md). Held out five-fold it missed a measurement by a median of "
                         f"{100 * cv.median_error:.3g} %; 8 in 10 measured costs per token lay between {lo:.2f}× and "

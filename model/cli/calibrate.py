@@ -113,6 +113,11 @@ def _term_lines(fit, title: str) -> str:
             err = f"± {t['stderr'] * 1e3:.3f}" if np.isfinite(t["stderr"]) else "not fitted: 0"
         elif t["field"] == "prefill" and not t["determined"]:
             value, unit, err = f"{t['value']:.3f}", "", "not fitted: = η_c"
+        elif t["unit"] == "elements":
+            value, unit = f"{t['value'] / 1e6:.2f}", "M"
+            err = f"± {t['stderr'] / 1e6:.2f}" if np.isfinite(t["stderr"]) else "not fitted: 0"
+        elif t["field"] == "expert" and not t["determined"] and fit.efficiency.expert_size_half > 0:
+            value, unit, err = "–", "", "not fitted: η_c · s/(s + s½)"
         else:
             value, unit = f"{t['value']:.3f}", ""
             err = f"± {t['stderr']:.3f}" if np.isfinite(t["stderr"]) else "not fitted: 1"

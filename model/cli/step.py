@@ -145,6 +145,6 @@ def _predicted(a: argparse.Namespace, s, b, t, t_comm, pf, path: Path) -> tuple[
           x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"], x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9,
           x["fits"]] for x in data["rows"]])
     head = (f"\npredicted: the efficiency model fitted to {fit.n} published measurements — HBM bandwidth "
-            f"{e.bandwidth:.3g}, dense compute {e.compute:.3g}, routed experts {e.expert:.3g}, "
+            f"{e.bandwidth:.3g}, dense compute {e.compute:.3g}, {calibrate.expert_phrase(e, s.model)}, "
             f"{e.prompt_layer_s * 1e3:.3g} ms per layer of a step with prompt work")
     return data, header(summary) + head + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)
