@@ -5,8 +5,9 @@ Why: Streamlit 1.67 serves its bundle uncompressed on purpose (`SelectiveGZipMid
 its gzip layer would compress every response again, and it counts on a reverse proxy or CDN to compress.  A
 first visit to this app then moves ≈5.1 MB of Streamlit's JavaScript through the Python process, and when a
 lecture hall's phones open the link at once, that queue, not the app's runs, sets how long they wait
-(docs/performance.md, "Burst").  Compressed once and kept in memory, the same files are ≈1.3 MB on the wire
-and cost no CPU per request.
+(docs/performance.md, "Burst").  Compressed once and kept in memory, the bundle a first visit loads is
+≈2.0 MB on the wire, fonts (already compressed) included, and costs no compression per request
+(`python bench/bench_burst.py --first-load`).
 
 What is answered here (through `ui/runtime/assets.respond`, which `streamlit_internals.serve_http_first` asks
 before Streamlit's routes): a GET or HEAD of a regular `.js`, `.css`, `.json` or `.svg` file of at least
@@ -15,8 +16,8 @@ reply carries the headers Streamlit's static route gives that file (its content 
 `immutable` Cache-Control: the names are content-hashed), plus `Content-Encoding: gzip`, `Vary:
 Accept-Encoding` and a strong ETag (a matching `If-None-Match` gets 304).  Everything else — the root
 document, fonts and images, ranges, clients without gzip, a path that is not a plain file inside the folder —
-goes on to Streamlit's route unchanged.  The first request for a file compresses it in a worker thread
-(≈15 ms for the largest, once); requests that arrive meanwhile wait for the same result.
+goes on to Streamlit's route unchanged.  The first request for a file compresses it in a worker of a small
+pool (≈15 ms for the largest, once); requests that arrive meanwhile wait for the same result.
 """
 
 from __future__ import annotations
