@@ -66,7 +66,9 @@ with λ = a/E[O] new prompts per sequence per step when aggregated (0 disaggrega
 carry no prompt), A_x the chunked prompts' attention FLOPs; a prefill pass is a step with prompt work
 (max(compute at η_p and η_e, memory at η_bw, comm) + L·(t_ℓ + t_ℓp)).  On one chip this is
 calibrate.predict_system's step; the communication and the prefill passes are the roofline's terms at these
-efficiencies, which no published measurement has tested (no measurement reports a TTFT).
+efficiencies, which no published measurement has tested (no measurement reports a TTFT).  η_e is the model's
+own: η_c · s/(s + s½) for experts of s = d_model × moe_intermediate_size elements when the fit has the
+expert-size term (`Efficiency.for_model`).
 
 Batches.  Per row (chip, layout, precision, mode): B_fit = (C·P·M − W) / (P·kv_stored(T_max)) and
 floor(B_fit · 2^(−k/8)), k = 0, 1, … (8 points per octave, down to 1; B_fit capped at 2^18), plus
