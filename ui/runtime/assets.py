@@ -253,9 +253,16 @@ async def answer(scope: dict) -> tuple[int, list[tuple[bytes, bytes]], bytes] | 
     except Exception:
         return None
     req = request_headers(scope)
+    return reply(scope, req, body, asset.cache_control, cors=streamlit_internals.cors_origin(req.get("origin")))
+
+
+def reply(scope: dict, req: dict[str, str], body: Body, cache_control: str, *,
+          cors: str | None = None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """(status, headers, body) of one stored body: 304 when the request's validator matches, else the gzip
+    bytes (or, for a client without gzip, the bytes decompressed), with `Vary: Accept-Encoding`, a strong ETag
+    and the given Cache-Control (and CORS origin); no body for HEAD."""
     gz = accepts_gzip(req.get("accept-encoding"))
-    headers = {"etag": body.etag(gz), "cache-control": asset.cache_control, "vary": "Accept-Encoding"}
-    cors = streamlit_internals.cors_origin(req.get("origin"))
+    headers = {"etag": body.etag(gz), "cache-control": cache_control, "vary": "Accept-Encoding"}
     if cors:
         headers["access-control-allow-origin"] = cors
     if etag_matches(req.get("if-none-match"), body):

@@ -38,7 +38,7 @@ MAX_BYTES = 64 << 20                                     # never read a stray la
 _SAFE = re.compile(r"/static/[A-Za-z0-9_][A-Za-z0-9._/-]*")
 
 _lock = threading.Lock()
-_bodies: dict[str, Future] = {}                          # path under the static folder → Future[Body | None]
+_bodies: dict[str, Future] = {}                          # request path → Future[Body | None]
 _root: Path | None = None                               # tests: a folder of their own
 _streamlit_static: tuple[Path, int] | None = None
 
@@ -89,16 +89,22 @@ def _compress(f: Path, fut: Future) -> None:
 _pool: ThreadPoolExecutor | None = None
 
 
-def body_future(f: Path) -> Future:
-    """The file's compressed body, computed once per process (by a worker of one small pool, so a first visit's
-    few dozen files start no thread each on the event loop)."""
+def body_future(path: str) -> Future | None:
+    """The compressed body of the file a request path names, computed once per process by a worker of one small
+    pool (a first visit's few dozen files start no thread each on the event loop); None when it is no file this
+    module serves.  The file is looked up on the first request for its path only."""
     global _pool
-    key = str(f)
     with _lock:
-        fut = _bodies.get(key)
-        if fut is not None:
-            return fut
-        fut = _bodies[key] = Future()
+        fut = _bodies.get(path)
+    if fut is not None:
+        return fut
+    f = file_for(path)
+    if f is None:
+        return None
+    with _lock:
+        if path in _bodies:                   # another request got here first
+            return _bodies[path]
+        fut = _bodies[path] = Future()
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="roofline-bundle")
     _pool.submit(_compress, f, fut)
@@ -115,22 +121,15 @@ async def answer(scope: dict) -> tuple[int, list[tuple[bytes, bytes]], bytes] | 
     path = assets.request_path(scope)
     if not path.startswith(ROUTE):
         return None
-    f = file_for(path)
-    if f is None:
-        return None
-    body = await asyncio.wrap_future(body_future(f))
+    fut = body_future(path)
+    body = None if fut is None else await asyncio.wrap_future(fut)
     if body is None:
         return None
-    headers = {"etag": body.etag(True), "cache-control": cache_control(), "vary": "Accept-Encoding"}
-    if assets.etag_matches(req.get("if-none-match"), body):
-        return 304, assets.encode_headers(headers), b""
-    headers.update({"content-type": body.content_type, "content-length": str(len(body.gz)),
-                    "content-encoding": "gzip", "x-content-type-options": "nosniff"})
-    return 200, assets.encode_headers(headers), b"" if scope["method"] == "HEAD" else body.gz
+    return assets.reply(scope, req, body, cache_control())
 
 
 def cached() -> dict[str, int]:
-    """File → compressed bytes, for every bundle file compressed so far (tests, benches)."""
+    """Request path → compressed bytes, for every bundle file compressed so far (tests)."""
     with _lock:
         futs = dict(_bodies)
     return {k: len(f.result().gz) for k, f in futs.items() if f.done() and f.result() is not None}
