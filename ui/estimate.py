@@ -44,11 +44,6 @@ def band() -> tuple[float, float]:
     return fit().band
 
 
-def held_out() -> cal.FitSummary:
-    """The five-fold held-out band and median error (and the fit they belong to)."""
-    return fit()
-
-
 def is_predicted(value: str) -> bool:
     return value == PREDICTED
 
@@ -121,8 +116,8 @@ def time_prediction(y, fits=True) -> Prediction:
 
 def caption(system: System, lead: str = "Purple: predicted") -> str:
     """What the predicted curve is, its error and what it ignores (numbers from the model); `lead` starts it."""
-    f, cv = fit(), held_out()
-    lo, hi = cv.band
+    f = fit()
+    lo, hi = f.band
     e = f.efficiency
     ignores = []
     d = system.deployment
@@ -134,6 +129,6 @@ def caption(system: System, lead: str = "Purple: predicted") -> str:
             f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, "
             f"{cal.expert_phrase(e, system.model)} (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
-            f"{lo:.2f}–{hi:.2f} (median error {100 * cv.median_error:.3g} %), so a measured time or cost per "
+            f"{lo:.2f}–{hi:.2f} (median error {100 * f.median_error:.3g} %), so a measured time or cost per "
             f"token lies between {lo:.2f}× and {hi:.2f}× the predicted one."
             + (f" The prediction ignores {' and '.join(ignores)}." if ignores else ""))

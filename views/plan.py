@@ -536,17 +536,17 @@ else:
             export.chart(step_breakdown(terms, plan_dep.mode, title), key="plan_breakdown")
         eff = found["efficiency"]
         if predicted:
-            cv = estimate.held_out()
-            lo, hi = cv.band
+            lo, hi = fitted.band
             e = eff_terms.for_model(model)
             eff_text = (f"Planned on the **predicted** step: the efficiency model fitted to {fitted.n} published "
                         f"measurements — HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at "
                         f"{100 * e.compute:.3g} %, {cal.expert_phrase(eff_terms, model)}, and "
                         f"{1e3 * e.prompt_layer_s:.3g} ms per layer of a step that carries prompt work "
                         f"(docs/prediction.md). Held out five-fold it missed a measurement by a median of "
-                        f"{100 * cv.median_error:.3g} %; 8 in 10 measured costs per token lay between {lo:.2f}× and "
-                        f"{hi:.2f}× the predicted one (the band around the frontier). The communication and the "
-                        "prefill passes (TTFT) use the same efficiencies, but no published measurement tested them.")
+                        f"{100 * fitted.median_error:.3g} %; 8 in 10 measured costs per token lay between "
+                        f"{lo:.2f}× and {hi:.2f}× the predicted one (the band around the frontier). The communication "
+                        "and the prefill passes (TTFT) use the same efficiencies, but no published measurement "
+                        "tested them.")
         elif ideal:
             eff_text = "Planned on the **ideal roofline** (MFU and HBM bandwidth utilisation 1): a lower bound on time."
         elif eff["source"] == "ideal":
