@@ -1234,13 +1234,16 @@ def write_summary(path: PathLike | str | None = None) -> FitSummary:
     return s
 
 
-_SUMMARY_LOCK = threading.Lock()
-_summary: list[FitSummary] = []
+_SUMMARY_LOCK = threading.RLock()
 
 
 def built_in_summary() -> FitSummary:
-    """The built-in fit's summary: stored (`SUMMARY_PATH`) when current, else computed; once per process."""
+    """The built-in fit's summary: stored (`SUMMARY_PATH`) when current, else computed; once per process (as
+    `built_in_fit`)."""
     with _SUMMARY_LOCK:
-        if not _summary:
-            _summary.append(stored_summary() or summary_of(built_in_fit(), built_in_cv("k5")))
-        return _summary[0]
+        return _built_in_summary()
+
+
+@cache
+def _built_in_summary() -> FitSummary:
+    return stored_summary() or summary_of(built_in_fit(), built_in_cv("k5"))
