@@ -128,7 +128,7 @@ STEP_TERMS = ("t_dense_s", "t_expert_s", "t_attn_s", "t_weights_s", "t_kv_s", "t
 POINT_KEYS = ("hardware", "chips", "pipeline_stages", "batch", "weight_dtype", "kv_dtype", "mode",
               "prefill_chips", "decode_chips", "ttft_s", "tpot_s", "tokens_per_s_per_user",
               "tokens_per_s_per_chip", "usd_per_mtok_output", "usd_per_mtok_input", "usd_per_request", "bound")
-"""The keys of a reported point that the issue names (`Plan.point` returns these and more)."""
+"""The keys every reported point carries: the CLI's and the page's contract (`Plan.point` returns these and more)."""
 
 
 # ---------------------------------------------------------------- inputs
