@@ -474,6 +474,8 @@ class Efficiency:
 
 def expert_phrase(eff: Efficiency, model=None) -> str:
     """How the routed experts run under `eff`, in words for a caption: for `model`'s experts when it has them."""
+    if model is not None and not model.is_moe:
+        return "no routed experts in this model"
     if eff.expert_size_half <= 0:
         return f"routed experts at {100 * eff.expert:.3g} % of peak"
     half = f"η_c · s/(s + {eff.expert_size_half / 1e6:.3g} M) for experts of s elements"

@@ -55,6 +55,8 @@ def usd(x) -> str:
         return f"${x:,.0f}"
     if x >= 1:
         return f"${x:.2f}"
+    if 0 < x < 1e-4:          # three significant digits without an exponent: $0.0000870, not $8.7e-05
+        return f"${x:.{2 - math.floor(math.log10(x))}f}"
     return f"${x:.3g}"
 
 

@@ -273,6 +273,7 @@ def test_the_experts_efficiency_grows_with_their_size_by_hand():
     assert float(cal.parts(SETUPS["ds-dec"]).esize) == 7168 * 2048
     assert "this model's are 7,168 × 2,048" in cal.expert_phrase(eff, ds)
     assert cal.expert_phrase(cal.Efficiency(expert=0.1)) == "routed experts at 10 % of peak"
+    assert cal.expert_phrase(eff, dense) == "no routed experts in this model"
 
 
 TRUE_SIZE = cal.Efficiency(bandwidth=0.7, compute=0.45, prompt_layer_s=5e-4, expert_size_half=12e6)

@@ -15,3 +15,9 @@ def test_short_names_drop_the_vendor_and_the_parenthesis():
     assert short_name("Llama 4 Maverick (17B-128E)") == "Llama 4 Maverick"
     assert short_name("NVIDIA H100 SXM5 80GB", terse=True) == "H100"
     assert short_name("AMD Instinct MI300X", terse=True) == "MI300X"
+
+
+def test_usd_prints_small_amounts_without_an_exponent():
+    from ui.format import usd
+    assert usd(8.7e-05) == "$0.0000870" and usd(1.234e-6) == "$0.00000123"      # 3 significant digits
+    assert usd(0.000111) == "$0.000111" and usd(0.0492) == "$0.0492" and usd(2.8) == "$2.80" and usd(0) == "$0"
