@@ -561,7 +561,8 @@ class Parts:
     Per sequence in the step (× B):  dense, expert, attn — decode matmuls of the dense and the routed-
     expert weights and attention FLOPs, k tokens each; prefill_dense, prefill_expert, prefill_attn — the
     share a/O of a prompt each sequence carries in aggregated serving (0 for a decode-only figure);
-    kv — KV read, plus the prompt's KV read and write.  Per step: weights — the weight stream.
+    the attention FLOPs (attn, prefill_attn) at the 16-bit peak, the matmuls at the compute dtype's
+    (`attention_slowdown`); kv — KV read, plus the prompt's KV read and write.  Per step: weights — the weight stream.
     layers — transformer layers; a — tokens accepted per sequence per step; chips — C per replica;
     prompt_rate — new prompts per sequence per step, a/O (0 for a decode-only figure); b_cap — the
     sequences per replica the engine holds in HBM (`KV_SHARE` of what the weights leave, per KV of the
@@ -596,6 +597,23 @@ def expert_share(model) -> float:
     layers = model.n_moe_layers if model.n_moe_layers is not None else model.n_layers
     return min(3.0 * model.d_model * model.moe_intermediate_size * model.experts_per_token * layers
                / model.active_params, 1.0)
+
+
+# The format attention's QKᵀ and AV run in on the efficiency model, whatever the weights' and the KV cache's.
+ATTENTION_DTYPE = "bf16"
+
+
+def attention_slowdown(hardware, compute_dtype: str) -> float:
+    """F(compute dtype) / F(bf16): how many times longer attention's FLOPs take on the efficiency model than at
+    the matmuls' peak (1 for a bf16 model; 2 for fp8 on H100; 4 for fp4 on B200).
+
+    Engines store the KV cache in FP8 (or FP4) for its bytes and dequantise it to BF16/FP16 as it is read, so
+    QKᵀ and AV run on the 16-bit tensor cores however the weights are multiplied: SGLang, "Support multiple
+    KVCache optimizations" (https://github.com/sgl-project/sglang/issues/10083, 2025): the FP8 KV cache is
+    "dequantize[d] to BF16/FP16 at the reading time for attention calculation"; vLLM, "Quantized KV Cache"
+    (https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/): only the FlashAttention-3
+    backend computes attention in FP8.  docs/prediction.md ("Which terms") compares the alternatives."""
+    return float(hardware.flops(compute_dtype)) / float(hardware.flops(ATTENTION_DTYPE))
 
 
 def parts_for(system: System, context, *, tokens_computed: float | None = None, input_tokens: float | None = None,
@@ -646,8 +664,9 @@ def parts_for(system: System, context, *, tokens_computed: float | None = None, 
     cap = np.minimum(cap, max_batch)
     shape = np.broadcast(T, res).shape
     full = np.ones(shape)
-    return Parts(mm * (1.0 - e) * full, mm * e * full, k * np.asarray(d.t_attn_s, float) * full,
-                 pf_mm * (1.0 - e) * full, pf_mm * e * full, pf_at * full, t_w * full,
+    slow = attention_slowdown(s.hardware, s.precision.compute)
+    return Parts(mm * (1.0 - e) * full, mm * e * full, k * slow * np.asarray(d.t_attn_s, float) * full,
+                 pf_mm * (1.0 - e) * full, pf_mm * e * full, pf_at * slow * full, t_w * full,
                  (np.asarray(d.t_kv_s, float) + pf_kv) * full, float(s.model.n_layers or 0) * full, a * full,
                  C * full, rate * full, cap * full, expert_size(s.model) * full)
 
@@ -821,7 +840,8 @@ def predict_decode_step(system: System, batch, context, eff: Efficiency, *, t_co
     efficiency, e = `expert_share`, k = a tokens computed per sequence:
         t_dense  = (1 − e)·[k·t_matmul(decode)/η_c + t_matmul(prompts)/η_p]
         t_expert = e·[k·t_matmul(decode) + t_matmul(prompts)]/η_e
-        t_attn   = k·t_attn(decode)/η_c + t_attn(prompts)/η_p
+        t_attn   = g·[k·t_attn(decode)/η_c + t_attn(prompts)/η_p],  g = `attention_slowdown` (attention at
+                   the 16-bit peak, whatever the compute dtype)
         t_weights, t_kv = the streams / η_bw
         t_fixed  = L·[t_ℓ + t_ℓp·(1 − e^(−B·λ))], λ = `prompt_rate` new prompts per sequence per step
         t_step   = max(t_dense + t_expert + t_attn, t_weights + t_kv, t_comm) + t_fixed + P·hop
@@ -837,8 +857,9 @@ def predict_decode_step(system: System, batch, context, eff: Efficiency, *, t_co
     e = expert_share(s.model)
     alone = decode_step(s, b, context)
     full = alone if prefill is None else decode_step(s, b, context, prefill=prefill)
-    mm_d, at_d = k * alone.t_matmul_s, k * alone.t_attn_s
-    mm_p, at_p = full.t_matmul_s - alone.t_matmul_s, full.t_attn_s - alone.t_attn_s
+    slow = attention_slowdown(s.hardware, s.precision.compute)     # attention at the 16-bit peak
+    mm_d, at_d = k * alone.t_matmul_s, k * slow * alone.t_attn_s
+    mm_p, at_p = full.t_matmul_s - alone.t_matmul_s, slow * (full.t_attn_s - alone.t_attn_s)
     t_dense = (1.0 - e) * (mm_d / eff.compute + mm_p / eff.prompt)
     t_expert = e * (mm_d + mm_p) / eff.expert
     t_attn = at_d / eff.compute + at_p / eff.prompt

@@ -60,10 +60,12 @@ Efficiency.  On the roofline (ideal, or the Efficiency dials) F and bw above are
 × bandwidth utilisation.  On the fitted efficiency model (`efficiency=`, model.calibrate, docs/prediction.md)
 F is the peak, bw = η_bw × the peak, and each FLOP carries its own efficiency, e being the routed experts'
 share of the matmul FLOPs (calibrate.expert_share) and k = a the tokens computed per sequence per step:
-    t_compute = B·[k·2·Na·((1 − e)/η_c + e/η_e) + k·attn(T)/η_c + x·2·Na·((1 − e)/η_p + e/η_e) + A_x/η_p] / (C·F)
+    t_compute = B·[k·2·Na·((1 − e)/η_c + e/η_e) + x·2·Na·((1 − e)/η_p + e/η_e)] / (C·F)
+                + B·[k·attn(T)/η_c + A_x/η_p] / (C·F₁₆)
     t_step    = max(t_compute, (W + B·kv)/(C·bw), t_comm) + L·t_ℓ + L·t_ℓp·(1 − e^(−λ·B)) + P·hop
 with λ = a/E[O] new prompts per sequence per step when aggregated (0 disaggregated, whose decode steps
-carry no prompt), A_x the chunked prompts' attention FLOPs; a prefill pass is a step with prompt work
+carry no prompt), A_x the chunked prompts' attention FLOPs, F₁₆ the chip's bf16 peak (attention runs at
+16 bits whatever the weights' format: calibrate.attention_slowdown); a prefill pass is a step with prompt work
 (max(compute at η_p and η_e, memory at η_bw, comm) + L·(t_ℓ + t_ℓp)).  On one chip this is
 calibrate.predict_system's step; the communication and the prefill passes are the roofline's terms at these
 efficiencies, which no published measurement has tested (no measurement reports a TTFT).  η_e is the model's
@@ -97,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from . import presets
-from .calibrate import Efficiency, expert_share, predict_decode_step
+from .calibrate import Efficiency, attention_slowdown, expert_share, predict_decode_step
 from .cluster import layout_comm_time, moe_layer_count
 from .roofline import (
     BOUNDS,
@@ -315,7 +317,7 @@ def plan(model: ModelArch, hardware: Mapping[str, Hardware], traffic: Traffic, *
     with np.errstate(all="ignore"):     # extreme inputs give inf/nan points: they are simply not feasible
         tr = _traffic_terms(model, traffic, kvs, dep, hardware[keys[0]])
         chips = _chip_table(model, [hardware[k] for k in keys], dep, wds, max_chips, link_latency_s,
-                            activation_bytes, notes)
+                            activation_bytes, notes, rates.fitted)
         rows = _rows(model, chips, tr, dep, rates, wds, kvs, mds, targets)
         pts = _cells(rows, tr, dep, rates, traffic, targets)
         return _answer(pts, keys, traffic, targets, eff_out, notes, top_n, t0)
@@ -459,6 +461,7 @@ class _Chips:
     """Per chip (axis H) and per layout (axis L, padded; `valid` marks the real ones)."""
 
     flops: np.ndarray        # (H, W) effective FLOP/s at each weight dtype's compute dtype
+    attn_flops: np.ndarray   # (H, W) the FLOP/s attention runs at: `flops`, or the bf16 peak on the fitted model
     compute: np.ndarray      # (H, W) index into COMPUTE_DTYPES
     w_ok: np.ndarray         # (H, W)
     bw: np.ndarray           # (H,) effective HBM B/s
@@ -496,7 +499,7 @@ def _layouts(hw: Hardware, model: ModelArch, max_chips: int, can_split: bool) ->
 
 
 def _chip_table(model: ModelArch, hws: list[Hardware], dep: Deployment, wds: tuple[str, ...], max_chips: int,
-                link_latency_s: float, activation_bytes: float, notes: list[str]) -> _Chips:
+                link_latency_s: float, activation_bytes: float, notes: list[str], fitted: bool = False) -> _Chips:
     layout = "ep" if model.is_moe else "tp"
     can_split = model.d_model is not None and (moe_layer_count(model) is not None and model.experts_per_token > 0
                                                if model.is_moe else model.n_layers is not None)
@@ -510,6 +513,7 @@ def _chip_table(model: ModelArch, hws: list[Hardware], dep: Deployment, wds: tup
     valid = np.zeros((H, L), bool)
     c0, c1 = np.zeros((H, L)), np.zeros((H, L))
     flops, compute, w_ok = np.ones((H, W)), np.zeros((H, W), np.int8), np.zeros((H, W), bool)
+    attn_flops = np.ones((H, W))
     for h, (hw, lays) in enumerate(zip(hws, per_chip)):       # one chip's scalar figures into the arrays
         n = len(lays)
         C[h, :n] = [c for c, _ in lays]
@@ -527,9 +531,10 @@ def _chip_table(model: ModelArch, hws: list[Hardware], dep: Deployment, wds: tup
             w_ok[h, j] = w != "fp4" or "fp4" in have
             compute[h, j] = COMPUTE_DTYPES.index(cd)
             flops[h, j] = hw.flops(cd) * dep.mfu
+            attn_flops[h, j] = flops[h, j] / (attention_slowdown(hw, cd) if fitted else 1.0)
     if any("fp4" in wds and "fp4" not in hw.compute_dtypes() for hw in hws):
         notes.append("fp4 weights only on chips with fp4 FLOP/s")
-    return _Chips(flops, compute, w_ok,
+    return _Chips(flops, attn_flops, compute, w_ok,
                   np.array([hw.hbm_bandwidth_bytes_per_s * dep.bw_util for hw in hws]),
                   np.array([hw.hbm_bytes for hw in hws]), np.array([hw.price_usd_per_hour for hw in hws]),
                   np.array([hw.scaleout_bandwidth_bytes_per_s or 0.0 for hw in hws]),
@@ -591,12 +596,12 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: 
     H, L = ch.C.shape
     a, lecture = dep.tokens_per_step, dep.mode == "lecture"
     C, P = _ax(ch.C, (0, 1)), _ax(ch.P, (0, 1))
-    F = _ax(ch.flops, (0, 2))
+    F, Fa = _ax(ch.flops, (0, 2)), _ax(ch.attn_flops, (0, 2))
     bw, hbm, price, bw_out = (_ax(x, (0,)) for x in (ch.bw, ch.hbm, ch.price, ch.bw_out))
     Wb = _ax(np.array([DTYPE_BYTES[w] for w in wds]) * model.total_params, (2,))
     agg = _ax(np.array([m == "aggregated" for m in mds], float), (4,))
     read, stored_max, write = (_ax(x, (3,)) for x in (tr.read, tr.stored_max, tr.pf_write))
-    cF, cbw = C * F, C * bw
+    cF, cFa, cbw = C * F, C * Fa, C * bw
     hop = np.where(P > 1, P * dep.pipeline_hop_s, 0.0)
 
     # Decode step terms, each α + β·B (β per sequence); "0": without the chunked prompts.  Fitted, every
@@ -604,11 +609,11 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: 
     k = rt.computed
     w_t = Wb / cbw                                              # t_weights = W/(C·bw)
     mm0 = k * 2.0 * model.active_params * rt.matmul / cF        # t_matmul = 2·Na·B/(C·F)
-    at0 = k * tr.attn * rt.attn / cF                            # t_attn = B·attn(T)/(C·F)
+    at0 = k * tr.attn * rt.attn / cFa                           # t_attn = B·attn(T)/(C·F)
     if rt.attn_in_compute:
         mm0, at0 = mm0 + at0, 0.0 * at0
     kv0 = read / cbw                                            # t_kv = B·kv(T)/(C·bw)
-    pf_mm, pf_at = tr.pf_matmul * rt.prompt_matmul / cF, tr.pf_attn * rt.prompt / cF
+    pf_mm, pf_at = tr.pf_matmul * rt.prompt_matmul / cF, tr.pf_attn * rt.prompt / cFa
     mm1 = mm0 + agg * (pf_mm + (pf_at if lecture else 0.0))
     at1 = at0 + (0.0 if lecture else agg * pf_at)
     kv1 = kv0 + agg * write / cbw
@@ -628,7 +633,7 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: 
         b_fit = np.where(stored_max > 0, room / (P * np.where(stored_max > 0, stored_max, 1.0)),
                          np.where(room >= 0, np.inf, -np.inf))
 
-    pre = _prefill(model, ch, tr, dep, rt, tg, cF, cbw, C, P, Wb, hbm, price, bw_out, hop, c0, c1)
+    pre = _prefill(model, ch, tr, dep, rt, tg, cF, cFa, cbw, C, P, Wb, hbm, price, bw_out, hop, c0, c1)
     valid = _ax(ch.valid, (0, 1)) & _ax(ch.w_ok, (0, 2)) & ((agg > 0) | pre["dis_possible"])
     full = np.broadcast_shapes((H, L, len(wds), len(kvs), len(mds)), valid.shape)
     keep = np.flatnonzero(np.broadcast_to(valid, full))
@@ -657,8 +662,8 @@ def _rows(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: 
     return out
 
 
-def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: _Rates, tg: _Targets, cF, cbw, C,
-             P, Wb, hbm, price, bw_out, hop, c0, c1) -> dict[str, np.ndarray]:
+def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, rt: _Rates, tg: _Targets, cF, cFa, cbw,
+             C, P, Wb, hbm, price, bw_out, hop, c0, c1) -> dict[str, np.ndarray]:
     """Prefill passes over axes (H, L, W, V, 1, prefill batch, class): the aggregated TTFT on each row's
     own layout (batch 1), and per chip and precision the disaggregated prefill replica."""
     def up(x):  # a row array (5 axes) with the two prefill axes appended
@@ -668,7 +673,7 @@ def _prefill(model: ModelArch, ch: _Chips, tr: _TrafficTerms, dep: Deployment, r
     I, s, A = (_ax(x, (6,), 7) for x in (tr.prompt, tr.share, tr.prompt_attn))
     S = _ax(tr.prompt_stored, (3, 6), 7)                          # KV of one prompt, per KV dtype
     t_mm = b * 2.0 * model.active_params * rt.prompt_matmul * I / up(cF)
-    t_at = b * A * rt.prompt / up(cF)
+    t_at = b * A * rt.prompt / up(cFa)
     t_kv = b * S / up(cbw)
     t_comm = up(c0) + up(c1) * b * I
     fixed = rt.fixed_s + rt.prompt_fixed_s                        # a pass is a step with prompt work
@@ -1004,7 +1009,8 @@ def evaluate(model: ModelArch, hw: Hardware, cfg: Config, traffic: Traffic, *, d
             r = prefill(system, i, b)            # per-phase at peak: compute = matmul + attention FLOP time
             t_at = b * float(prefill_attention_flops(system.kv, i)) / (system.deployment.chips * system.flops)
             t_mm = float(r.t_compute_s) - t_at
-            comp = t_mm * ((1 - e) / efficiency.prompt + e / efficiency.expert) + t_at / efficiency.prompt
+            comp = (t_mm * ((1 - e) / efficiency.prompt + e / efficiency.expert)
+                    + t_at * attention_slowdown(hw, cd) / efficiency.prompt)      # attention at the bf16 peak
             out.append(max(comp, float(r.t_memory_s) / efficiency.bandwidth, float(t_c)) + hops(system)
                        + layers * (efficiency.layer_s + efficiency.prompt_layer_s))
         return np.array(out)

@@ -306,12 +306,32 @@ def test_parts_of_a_measurement_split_the_bounds_terms():
     m = SETUPS["30b-sys"]
     p, t = cal.parts(m), cal.terms(m)
     assert cal.expert_share(presets.get("model", "qwen3-30b-a3b")) == pytest.approx(3 * 2048 * 768 * 8 * 48 / 3.3e9)
-    assert float(p.dense + p.expert + p.attn + p.prefill_dense + p.prefill_expert) == pytest.approx(t.c)
+    # Attention runs at the bf16 peak, the matmuls at fp4's: on a B200 9 / 2.25 PFLOP/s = 4 times longer.
+    assert float(p.dense + p.expert + p.attn / 4 + p.prefill_dense + p.prefill_expert) == pytest.approx(t.c)
     assert float(p.weights) == pytest.approx(t.m0) and float(p.kv) == pytest.approx(t.m)
     assert float(p.prompt_rate) == pytest.approx(1 / 1000) and float(p.layers) == 48
     assert float(p.prefill_attn) > 0                     # the prompt's causal attention, which the bound leaves out
     d = cal.parts(SETUPS["8b"])
     assert float(d.expert) == 0 and float(d.prompt_rate) == 0 and float(d.prefill_dense) == 0
+
+
+def test_attention_runs_at_the_bf16_peak_whatever_the_compute_dtype():
+    """g = F(compute)/F(bf16), from the datasheets' dense figures: H100 SXM fp8 1,978.9 / bf16 989.4 TFLOP/s = 2
+    (NVIDIA H100 datasheet); B200 fp4 9 / bf16 2.25 PFLOP/s = 4 (NVIDIA DGX B200 datasheet, per GPU); GB300
+    fp4 15 / bf16 2.5 = 6 (NVIDIA GB300 NVL72 page, per GPU); a bf16 model 1.  The parts' attention, decode
+    and prompt, is the roofline's times g; the matmuls are not."""
+    hw = presets.hardware_presets()
+    assert cal.attention_slowdown(hw["h100"], "fp8") == pytest.approx(1978.9 / 989.4)
+    assert cal.attention_slowdown(hw["b200"], "fp4") == pytest.approx(4.0)
+    assert cal.attention_slowdown(hw["gb300"], "fp4") == pytest.approx(6.0)
+    assert cal.attention_slowdown(hw["h100"], "bf16") == 1.0
+    m = SETUPS["30b-sys"]
+    s = cal.system_for(m)
+    fp4, bf16 = cal.parts(m), cal.parts_for(s.with_(compute="bf16"), m.decode_context,
+                                            input_tokens=m.input_tokens, output_tokens=m.output_tokens)
+    assert float(fp4.attn) == pytest.approx(float(bf16.attn)) and float(fp4.attn) > 0
+    assert float(fp4.prefill_attn) == pytest.approx(float(bf16.prefill_attn)) and float(fp4.prefill_attn) > 0
+    assert float(fp4.dense) == pytest.approx(float(bf16.dense) / 4)
 
 
 def test_capacity_is_what_the_weights_leave_per_kv_of_the_context():

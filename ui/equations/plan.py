@@ -132,7 +132,8 @@ def predicted_step(ev: dict, eff, batch: float, layers: float, prompt_rate: floa
     return r"\begin{aligned}" + r" \\ ".join(rows) + STRUT + r"\end{aligned}"
 
 
-PREDICTED_NOTE = ("t^peak: a term's time at the chip's peak FLOP/s or HBM bandwidth, divided by its fitted "
-                  "efficiency (η_c dense compute and attention, η_e routed experts, η_bw HBM); t_fixed: L layers × "
+PREDICTED_NOTE = ("t^peak: a term's time at the chip's peak FLOP/s (attention at its bf16 peak: engines read an "
+                  "fp8 KV cache into 16-bit attention) or HBM bandwidth, divided by its fitted efficiency "
+                  "(η_c dense compute and attention, η_e routed experts, η_bw HBM); t_fixed: L layers × "
                   "t_ℓp per layer of a step that carries prompt work, paid with probability 1 − e^(−Bλ), "
                   "λ = a/O new prompts per sequence per step.")
