@@ -477,8 +477,8 @@ def test_cross_validation_never_lets_a_fit_see_the_point_it_predicts():
 
 def test_the_built_in_fit_and_its_held_out_error():
     """The fitted terms are physical (efficiencies in (0, 1], times ≥ 0, each with a finite σ), and the
-    held-out error meets the medians asked for: ≤ 20 % five-fold, ≤ 30 % leaving a model out (the figures
-    in docs/prediction.md)."""
+    held-out error meets the targets asked for: median ≤ 20 % and 90th percentile ≤ 50 % five-fold, median
+    ≤ 30 % leaving a model out (the figures in docs/prediction.md)."""
     f = cal.built_in_fit()
     for t in f.terms():
         if t["field"] in cal.MODEL_TERMS:
@@ -486,7 +486,7 @@ def test_the_built_in_fit_and_its_held_out_error():
             assert (0 < t["value"] <= 1) if t["unit"] == "-" else (t["value"] >= 0), t
     k5, by_model = cal.built_in_cv("k5"), cal.built_in_cv("model")
     assert len(k5.keys) == len(ITEMS) and np.isfinite(k5.predicted).all() and (k5.predicted > 0).all()
-    assert k5.median_error <= 0.20 and by_model.median_error <= 0.30
+    assert k5.median_error <= 0.20 and k5.p90_error <= 0.50 and by_model.median_error <= 0.30
     # Better than the bound's own two efficiencies, held out the same way.
     two = cal.cross_validate(ITEMS, "k5", terms=("bandwidth", "compute"))
     assert k5.median_error < two.median_error and k5.p90_error < two.p90_error
