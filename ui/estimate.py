@@ -4,9 +4,10 @@ the ideal roofline, with the held-out error band.
 *ideal*: the roofline (at the sidebar's Efficiency dials, 1 unless set), a bound on time.  *predicted*: the
 efficiency model fitted to every built-in published measurement (`model.calibrate.built_in_fit`,
 docs/prediction.md): fitted HBM bandwidth, dense and expert compute efficiencies, applied to a decode step of
-the sidebar's system at its batch and context.  The prediction ignores the Efficiency dials and the roofline
-mode (its step is max(compute, memory) with attention in compute), and carries no prompt work (the pages have
-no request lengths), so the fitted time per layer of steps with a prompt does not apply.
+the sidebar's system at its batch and context, attention's FLOPs at the chip's bf16 peak.  The prediction
+ignores the Efficiency dials and the roofline mode (its step is max(compute, memory) with attention in
+compute), and carries no prompt work (the pages have no request lengths), so the fitted time per layer of
+steps with a prompt does not apply.
 
 The band is the held-out error of that model: predicted ÷ measured tokens/s per GPU for every built-in point,
 each predicted by a fit that never saw its fifth of the points (`built_in_cv("k5")`), 10th to 90th
@@ -114,6 +115,15 @@ def time_prediction(y, fits=True) -> Prediction:
     return Prediction(y, lo, hi)
 
 
+def _attention(system: System, compute: float) -> str:
+    """', attention at η_c of the bf16 peak (1/g of the <dtype> peak)' where the compute dtype is faster than
+    bf16 (`calibrate.attention_slowdown`), else ''."""
+    g = cal.attention_slowdown(system.hardware, system.precision.compute)
+    if g <= 1.0:
+        return ""
+    return f", attention at {100 * compute:.3g} % of the bf16 peak (1/{g:.3g} of the {system.precision.compute} peak)"
+
+
 def caption(system: System, lead: str = "Purple: predicted") -> str:
     """What the predicted curve is, its error and what it ignores (numbers from the model); `lead` starts it."""
     f = fit()
@@ -126,7 +136,7 @@ def caption(system: System, lead: str = "Purple: predicted") -> str:
     if d.mode != "lecture":
         ignores.append(f"the {d.mode} roofline mode")
     return (f"{lead} by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
-            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, "
+            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %{_attention(system, e.compute)}, "
             f"{cal.expert_phrase(e, system.model)} (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
             f"{lo:.2f}–{hi:.2f} (median error {100 * f.median_error:.3g} %), so a measured time or cost per "
