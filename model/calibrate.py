@@ -616,6 +616,15 @@ def attention_slowdown(hardware, compute_dtype: str) -> float:
     return float(hardware.flops(compute_dtype)) / float(hardware.flops(ATTENTION_DTYPE))
 
 
+def attention_phrase(eff: Efficiency, hardware, compute_dtype: str) -> str:
+    """Where attention runs under `eff`, in words for a caption, when the compute dtype is faster than bf16
+    ("attention at 31.8 % of the bf16 peak (1/4 of the fp4 peak)"); "" when attention runs at the matmuls' peak."""
+    g = attention_slowdown(hardware, compute_dtype)
+    if g <= 1.0:
+        return ""
+    return f"attention at {100 * eff.compute:.3g} % of the bf16 peak (1/{g:.3g} of the {compute_dtype} peak)"
+
+
 def parts_for(system: System, context, *, tokens_computed: float | None = None, input_tokens: float | None = None,
               output_tokens: float | None = None, cache_hit_rate: float = 0.0, reserve_tokens=None,
               kv_share: float = KV_SHARE, max_batch: float = np.inf, attention_dp: bool = False) -> Parts:

@@ -115,13 +115,9 @@ def time_prediction(y, fits=True) -> Prediction:
     return Prediction(y, lo, hi)
 
 
-def _attention(system: System, compute: float) -> str:
-    """', attention at η_c of the bf16 peak (1/g of the <dtype> peak)' where the compute dtype is faster than
-    bf16 (`calibrate.attention_slowdown`), else ''."""
-    g = cal.attention_slowdown(system.hardware, system.precision.compute)
-    if g <= 1.0:
-        return ""
-    return f", attention at {100 * compute:.3g} % of the bf16 peak (1/{g:.3g} of the {system.precision.compute} peak)"
+def _attention(system: System, e: cal.Efficiency) -> str:
+    phrase = cal.attention_phrase(e, system.hardware, system.precision.compute)
+    return f", {phrase}" if phrase else ""
 
 
 def caption(system: System, lead: str = "Purple: predicted") -> str:
@@ -136,7 +132,7 @@ def caption(system: System, lead: str = "Purple: predicted") -> str:
     if d.mode != "lecture":
         ignores.append(f"the {d.mode} roofline mode")
     return (f"{lead} by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
-            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %{_attention(system, e.compute)}, "
+            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %{_attention(system, e)}, "
             f"{cal.expert_phrase(e, system.model)} (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
             f"{lo:.2f}–{hi:.2f} (median error {100 * f.median_error:.3g} %), so a measured time or cost per "

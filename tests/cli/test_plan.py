@@ -208,3 +208,16 @@ def test_step_predicted_by_hand(capsys):
     assert row["bound"] == ("compute" if compute >= memory else "weights")
     assert d["inputs"]["efficiency"]["source"] == "predicted"
     assert "predicted: the efficiency model fitted to" in run_text(capsys, "step", *TOY, "--predicted")
+
+
+def test_step_predicted_prices_attention_at_the_bf16_peak(capsys):
+    # DeepSeek-V3 on eight B200: fp4 9 / bf16 2.25 PFLOP/s per GPU.  The dense matmuls run 4× faster at fp4;
+    # attention runs at the bf16 peak either way, so its time does not change, and the text says so.
+    args = ["step", "--model", "deepseek-v3", "--hardware", "b200", "--weight-dtype", "fp4", "--kv-dtype", "fp8",
+            "--chips", "8", "--batch", "256", "--context", "4000", "--predicted"]
+    (fp4,) = run_json(capsys, *args, "--compute-dtype", "fp4")["rows"]
+    (bf16,) = run_json(capsys, *args, "--compute-dtype", "bf16")["rows"]
+    assert fp4["t_attn_s"] == pytest.approx(bf16["t_attn_s"], rel=1e-12) and fp4["t_attn_s"] > 0
+    assert fp4["t_dense_s"] == pytest.approx(bf16["t_dense_s"] / 4, rel=1e-12)
+    assert "of the bf16 peak (1/4 of the fp4 peak)" in run_text(capsys, *args, "--compute-dtype", "fp4")
+    assert "of the bf16 peak" not in run_text(capsys, *args, "--compute-dtype", "bf16")
