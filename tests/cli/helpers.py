@@ -17,7 +17,9 @@ def refuse_non_finite(token: str):
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """`python -m model ARGV` in-process: (exit code, stdout, stderr)."""
+    """`python -m model ARGV` in-process: (exit code, stdout, stderr) — what the CLI wrote, not what the test
+    wrote before it (an AppTest run in the same test may log to stderr first)."""
+    capsys.readouterr()
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
