@@ -518,7 +518,8 @@ TERMS: tuple[TermInfo, ...] = (
              "2018): the global-memory bandwidth microbenchmarks attain stays below the HBM's peak"),
     TermInfo("compute", "η_c", "-", "dense compute efficiency",
              "decode matmuls have B·k rows, attention runs per sequence: neither fills the tensor cores as a "
-             "large square GEMM does; the prompt work a step carries runs at it too unless η_p is fitted",
+             "large square GEMM does; the prompt work a step carries runs at it too unless η_p is fitted; "
+             "attention's FLOPs are counted at the chip's bf16 peak, the matmuls' at their format's",
              "Williams, Waterman, Patterson, 'Roofline: an insightful visual performance model' (CACM 52(4), "
              "2009, doi:10.1145/1498765.1498785): attained FLOP/s below the peak ceiling"),
     TermInfo("prefill", "η_p", "-", "prompt compute efficiency",
