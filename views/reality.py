@@ -322,7 +322,8 @@ else:
     kinds = [*cal.CV_KINDS[::-1], "in-sample"]                 # k5, model, chip, publisher, then in-sample
     e = estimate.fit().efficiency
     st.markdown(f"The sidebar's **Estimate → predicted** draws this model beside the ideal roofline: HBM bandwidth at "
-                f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %, {cal.expert_phrase(e)} "
+                f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} % (attention's FLOPs at the "
+                f"chip's bf16 peak, whatever the weights' format), {cal.expert_phrase(e)} "
                 f"and {e.prompt_layer_s * 1e3:.3g} ms per layer in a step with prompt "
                 f"work, fitted to the {estimate.fit().n} built-in measurements (docs/prediction.md). Below: each "
                 "point predicted by a fit that never saw its group.")

@@ -177,6 +177,16 @@ def test_the_held_out_error_chart_is_each_cross_validation_of_the_built_in_point
     assert (round(want[0][0], 1), round(want[0][1], 1), round(want[1][0], 1)) == (17.1, 44.6, 18.1)
 
 
+def test_the_predicted_sentence_states_the_fitted_terms():
+    at = rc_app(V1)
+    s = cal.built_in_summary()
+    e = s.efficiency
+    (text,) = [m.value for m in at.markdown if "draws this model beside the ideal roofline" in m.value]
+    assert f"HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %" in text
+    assert "attention's FLOPs at the chip's bf16 peak" in text and cal.expert_phrase(e) in text
+    assert f"{e.prompt_layer_s * 1e3:.3g} ms per layer" in text and f"the {s.n} built-in measurements" in text
+
+
 @pytest.mark.parametrize("by", ["model", "publisher", "k5"])
 def test_the_strip_shows_every_point_held_out_by_group(by):
     at = rc_app({} if by == "model" else {"rc_cv": by})
