@@ -538,9 +538,11 @@ else:
         if predicted:
             lo, hi = fitted.band
             e = eff_terms.for_model(model)
+            attention = cal.attention_phrase(e, hw_pt, pt["compute_dtype"])
+            attention = f"{attention}, " if attention else ""
             eff_text = (f"Planned on the **predicted** step: the efficiency model fitted to {fitted.n} published "
                         f"measurements — HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at "
-                        f"{100 * e.compute:.3g} %, {cal.expert_phrase(eff_terms, model)}, and "
+                        f"{100 * e.compute:.3g} %, {cal.expert_phrase(eff_terms, model)}, {attention}and "
                         f"{1e3 * e.prompt_layer_s:.3g} ms per layer of a step that carries prompt work "
                         f"(docs/prediction.md). Held out five-fold it missed a measurement by a median of "
                         f"{100 * fitted.median_error:.3g} %; 8 in 10 measured costs per token lay between "

@@ -434,6 +434,9 @@ def test_predicted_is_the_default_and_is_plan_on_the_fitted_model():
     assert latex(at)[0].value == predicted_step(ev, fitted.efficiency, best["batch"], view.system.model.n_layers, lam)
     text = page_text(at, "caption")
     assert f"fitted to {fitted.n} published measurements" in text and "Shaded: where 8 in 10" in text
+    # Where the winner's attention runs: at the bf16 peak, 1/g of its compute format's (g = 1: not said).
+    g = cal.attention_slowdown(HW[best["hardware"]], best["compute_dtype"])
+    assert (f"of the bf16 peak (1/{g:.3g} of the {best['compute_dtype']} peak)" in text) == (g > 1)
     # The link opens the Batch page on the predicted estimate; the caption quotes its predicted metrics.
     q = link(at)
     assert q["est"] == "predicted"
