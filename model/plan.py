@@ -99,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from . import presets
-from .calibrate import Efficiency, attention_slowdown, expert_share, predict_decode_step
+from .calibrate import ATTENTION_DTYPE, Efficiency, attention_slowdown, expert_share, predict_decode_step
 from .cluster import layout_comm_time, moe_layer_count
 from .roofline import (
     BOUNDS,
@@ -531,7 +531,7 @@ def _chip_table(model: ModelArch, hws: list[Hardware], dep: Deployment, wds: tup
             w_ok[h, j] = w != "fp4" or "fp4" in have
             compute[h, j] = COMPUTE_DTYPES.index(cd)
             flops[h, j] = hw.flops(cd) * dep.mfu
-            attn_flops[h, j] = flops[h, j] / (attention_slowdown(hw, cd) if fitted else 1.0)
+            attn_flops[h, j] = hw.flops(ATTENTION_DTYPE) * dep.mfu if fitted else flops[h, j]
     if any("fp4" in wds and "fp4" not in hw.compute_dtypes() for hw in hws):
         notes.append("fp4 weights only on chips with fp4 FLOP/s")
     return _Chips(flops, attn_flops, compute, w_ok,

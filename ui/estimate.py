@@ -115,11 +115,6 @@ def time_prediction(y, fits=True) -> Prediction:
     return Prediction(y, lo, hi)
 
 
-def _attention(system: System, e: cal.Efficiency) -> str:
-    phrase = cal.attention_phrase(e, system.hardware, system.precision.compute)
-    return f", {phrase}" if phrase else ""
-
-
 def caption(system: System, lead: str = "Purple: predicted") -> str:
     """What the predicted curve is, its error and what it ignores (numbers from the model); `lead` starts it."""
     f = fit()
@@ -131,9 +126,10 @@ def caption(system: System, lead: str = "Purple: predicted") -> str:
         ignores.append(f"the Efficiency dials (MFU {d.mfu:g}, bandwidth {d.bw_util:g})")
     if d.mode != "lecture":
         ignores.append(f"the {d.mode} roofline mode")
-    return (f"{lead} by the efficiency model fitted to {f.n} published measurements — HBM bandwidth at "
-            f"{100 * e.bandwidth:.3g} %, dense compute at {100 * e.compute:.3g} %{_attention(system, e)}, "
-            f"{cal.expert_phrase(e, system.model)} (docs/prediction.md); decode steps alone, no prompt work. "
+    terms = [f"HBM bandwidth at {100 * e.bandwidth:.3g} %", f"dense compute at {100 * e.compute:.3g} %",
+             cal.attention_phrase(e, system.hardware, system.precision.compute), cal.expert_phrase(e, system.model)]
+    return (f"{lead} by the efficiency model fitted to {f.n} published measurements — "
+            f"{', '.join(t for t in terms if t)} (docs/prediction.md); decode steps alone, no prompt work. "
             f"Shaded: where 8 in 10 measurements fall — held out five-fold, predicted ÷ measured ran "
             f"{lo:.2f}–{hi:.2f} (median error {100 * f.median_error:.3g} %), so a measured time or cost per "
             f"token lies between {lo:.2f}× and {hi:.2f}× the predicted one."

@@ -538,13 +538,12 @@ else:
         if predicted:
             lo, hi = fitted.band
             e = eff_terms.for_model(model)
-            attention = cal.attention_phrase(e, hw_pt, pt["compute_dtype"])
-            attention = f"{attention}, " if attention else ""
+            terms = [f"HBM bandwidth at {100 * e.bandwidth:.3g} %", f"dense compute at {100 * e.compute:.3g} %",
+                     cal.expert_phrase(eff_terms, model), cal.attention_phrase(e, hw_pt, pt["compute_dtype"])]
             eff_text = (f"Planned on the **predicted** step: the efficiency model fitted to {fitted.n} published "
-                        f"measurements — HBM bandwidth at {100 * e.bandwidth:.3g} %, dense compute at "
-                        f"{100 * e.compute:.3g} %, {cal.expert_phrase(eff_terms, model)}, {attention}and "
-                        f"{1e3 * e.prompt_layer_s:.3g} ms per layer of a step that carries prompt work "
-                        f"(docs/prediction.md). Held out five-fold it missed a measurement by a median of "
+                        f"measurements — {', '.join(t for t in terms if t)} and {1e3 * e.prompt_layer_s:.3g} ms per "
+                        f"layer of a step that carries prompt work (docs/prediction.md). Held out five-fold it "
+                        f"missed a measurement by a median of "
                         f"{100 * fitted.median_error:.3g} %; 8 in 10 measured costs per token lay between "
                         f"{lo:.2f}× and {hi:.2f}× the predicted one (the band around the frontier). The communication "
                         "and the prefill passes (TTFT) use the same efficiencies, but no published measurement "

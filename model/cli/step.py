@@ -144,10 +144,9 @@ def _predicted(a: argparse.Namespace, s, b, t, t_comm, pf, path: Path) -> tuple[
           (x["t_weights_s"] + x["t_kv_s"]) * 1e3, x["t_comm_s"] * 1e3, x["t_fixed_s"] * 1e3, x["bound"],
           x["tokens_per_s_per_user"], x["tokens_per_s_per_chip"], x["usd_per_mtok"], x["hbm_bytes_per_chip"] / 1e9,
           x["fits"]] for x in data["rows"]])
-    attention = calibrate.attention_phrase(e, s.hardware, s.precision.compute)
-    attention = f"{attention}, " if attention else ""
-    head = (f"\npredicted: the efficiency model fitted to {fit.n} published measurements — HBM bandwidth "
-            f"{e.bandwidth:.3g}, dense compute {e.compute:.3g}, {calibrate.expert_phrase(e, s.model)}, "
-            f"{attention}"
-            f"{e.prompt_layer_s * 1e3:.3g} ms per layer of a step with prompt work")
+    terms = [f"HBM bandwidth {e.bandwidth:.3g}", f"dense compute {e.compute:.3g}", calibrate.expert_phrase(e, s.model),
+             calibrate.attention_phrase(e, s.hardware, s.precision.compute),
+             f"{e.prompt_layer_s * 1e3:.3g} ms per layer of a step with prompt work"]
+    head = (f"\npredicted: the efficiency model fitted to {fit.n} published measurements — "
+            + ", ".join(t for t in terms if t))
     return data, header(summary) + head + "\n\n" + text + "".join(f"\nnote: {r}" for r in reasons)
